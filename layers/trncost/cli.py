@@ -1,0 +1,144 @@
+"""The `trncost` command.
+
+    trncost estimate FILE [--json] [--candidate INSTANCE_TYPE]
+
+Runs the pure engine on an estimate request file (see examples/) and prints each candidate's
+estimate with its line items, warnings and input table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from decimal import Decimal
+
+from rich.console import Console
+from rich.table import Table
+
+from trncost.estimate import DomainError, MissingEvidence, estimate
+from trncost.model import Estimate
+from trncost.requestfile import RequestFileError, load_estimate_file
+
+
+def money(x: Decimal | None) -> str:
+    return "PENDING" if x is None else f"${x:,.2f}"
+
+
+def _num(x: object) -> str:
+    if isinstance(x, float):
+        return f"{x:,.6g}" if abs(x) < 1e6 else f"{x:,.0f}"
+    if x is None:
+        return "—"
+    return str(x)
+
+
+def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None:
+    c = est.candidate
+    console.rule(f"[bold]{c.label}[/bold] — {est.status.upper()}")
+    if est.status == "infeasible":
+        console.print(f"[red]Infeasible:[/red] {est.infeasible_reason}")
+    else:
+        t = est.time
+        assert t is not None
+        console.print(f"Target: {est.target_amount:,.4g} {est.target_unit}"
+                      + (f" ({est.target_tokens:,.4g} tokens)" if est.target_tokens else ""))
+        console.print(
+            f"Time to target: {t.total_h:,.1f} h (steady {t.steady_h:,.1f} h, compile "
+            f"{t.compile_h:.2f} h, warm-up {t.warmup_h:.2f} h, checkpoints {t.checkpoint_h:.2f} h, "
+            f"evaluation {t.evaluation_h:.2f} h, failures {t.failure_overhead_h:.2f} h); "
+            f"held {t.held_h:,.1f} h"
+        )
+        console.print(f"Effective throughput: {est.effective_throughput:,.0f} {est.target_unit}/s")
+        if est.complete:
+            console.print(f"[bold]Cost per completed target: {money(est.total_usd)}[/bold]"
+                          + (f" — {money(est.cost_per_million_tokens_usd)} per 1M tokens"
+                             if est.cost_per_million_tokens_usd is not None else ""))
+        else:
+            console.print(f"[bold yellow]Incomplete: {est.total_formula}[/bold yellow]")
+            for term in est.pending_terms:
+                console.print(f"  PENDING {term.price_key}: {term.reason}")
+        lines = Table(title="Line items", show_lines=False)
+        for col, justify in (("component", "left"), ("item", "left"), ("quantity", "right"),
+                             ("unit", "left"), ("rate", "right"), ("amount", "right")):
+            lines.add_column(col, justify=justify)
+        for li in est.line_items:
+            lines.add_row(li.component.value, li.name, _num(li.quantity), li.unit,
+                          "tiered" if li.rate_usd is None and li.amount_usd is not None
+                          else ("PENDING" if li.rate_usd is None else f"{li.rate_usd}"),
+                          money(li.amount_usd))
+        console.print(lines)
+        totals = Table(title="By component")
+        totals.add_column("component")
+        totals.add_column("known amount", justify="right")
+        for comp, amount in est.components.items():
+            totals.add_row(comp.value, money(amount))
+        totals.add_row("[bold]total[/bold]", f"[bold]{money(est.total_usd) if est.complete else est.total_formula}[/bold]")
+        console.print(totals)
+    if est.warnings:
+        console.print("[bold]Warnings[/bold]")
+        for w in est.warnings:
+            console.print(f"  [yellow]{w.code}[/yellow]: {w.message}")
+    if show_inputs:
+        table = Table(title="Input table")
+        for col in ("id", "value", "unit", "provenance", "source"):
+            table.add_column(col, overflow="fold")
+        for row in est.inputs:
+            p = row.provenance
+            source = {
+                "official_price": lambda: f"snapshot {p.snapshot_id} sku {p.sku} rate {p.rate_code}",
+                "trial_measurement": lambda: f"{p.metric} ← {', '.join(p.trial_ids)}",
+                "user_assumption": lambda: p.name + (f" ({p.note})" if p.note else ""),
+                "derived": lambda: p.formula,
+                "pending": lambda: p.reason,
+            }[p.kind]()
+            table.add_row(row.id, _num(row.value), row.unit or "", p.kind, source)
+        console.print(table)
+
+
+def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
+    try:
+        request = load_estimate_file(args.file)
+    except RequestFileError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    results, failed = [], 0
+    for inp in request.inputs():
+        if args.candidate and inp.candidate.instance_type != args.candidate:
+            continue
+        try:
+            est = estimate(inp)
+        except MissingEvidence as exc:
+            failed += 1
+            console.print(f"[red]missing evidence for {inp.candidate.label}:[/red] {exc}")
+            continue
+        except DomainError as exc:
+            failed += 1
+            console.print(f"[red]cannot estimate {inp.candidate.label}:[/red] {exc}")
+            continue
+        results.append(est)
+        if not args.json:
+            render(est, console, show_inputs=not args.no_inputs)
+    if args.json:
+        payload = [e.model_dump(mode="json") for e in results]
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="trncost", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    est = sub.add_parser("estimate", help="estimate every candidate in a request file")
+    est.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")
+    est.add_argument("--json", action="store_true", help="print the estimates as JSON")
+    est.add_argument("--candidate", metavar="INSTANCE_TYPE", help="only this instance type")
+    est.add_argument("--no-inputs", action="store_true", help="omit the input table")
+    args = parser.parse_args(argv)
+    console = Console(width=160) if sys.stdout.isatty() else Console(width=160, soft_wrap=False)
+    return {"estimate": cmd_estimate}[args.command](args, console)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""The estimate engine: workload + trials + prices + assumptions → Estimate. Pure: no I/O,
+no clock, no boto3. Pydantic in, pydantic out."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from trncost import __version__
+from trncost.estimate.costs import COMPONENTS, CostContext
+from trncost.estimate.evidence import Evidence
+from trncost.estimate.ledger import Ledger
+from trncost.estimate.money import usd
+from trncost.estimate.timing import time_to_target
+from trncost.model.estimate import Component, Estimate, EstimateInput, PendingTerm
+
+
+def estimate(inp: EstimateInput) -> Estimate:
+    """The cost of one completed training target for `inp.candidate`, line by line.
+
+    Raises MissingEvidence when no usable trial exists for the candidate, DomainError when
+    the inputs contradict each other. A PENDING price never counts as 0: the estimate is then
+    `incomplete` and its total is a formula in the unknown price.
+    """
+    w, c = inp.workload, inp.candidate
+    ledger = Ledger(inp.prices, inp.assumptions.price_overrides)
+    if inp.prices.source == "example_file":
+        ledger.warn("example_prices",
+                    f"prices come from {inp.prices.snapshot_id}, an example file bundled with "
+                    "trncost, not from an AWS Price List snapshot: do not budget with them")
+    ev = Evidence(w, c, inp.trials, ledger)
+    tm = time_to_target(ev, inp.assumptions, ledger)
+    common = dict(
+        engine_version=__version__, workload_id=w.workload_id, candidate=c,
+        snapshot_id=inp.prices.snapshot_id, target_unit=w.target.unit.value,
+        target_amount=w.target.amount, target_tokens=w.target_tokens,
+        steady_throughput=tm.steady_rate,
+    )
+    if tm.time is None:
+        return Estimate(
+            **common, status="infeasible", infeasible_reason=tm.infeasible_reason,
+            components={k: Decimal(0) for k in Component},
+            total_formula="no total: " + (tm.infeasible_reason or ""),
+            warnings=ledger.warnings, inputs=list(ledger.rows.values()),
+        )
+
+    cx = CostContext(ev, tm, inp.assumptions, ledger)
+    for component in COMPONENTS:
+        component(cx)
+
+    components = {k: Decimal(0) for k in Component}
+    for line in ledger.lines:
+        if line.amount_usd is not None:
+            components[line.component] += line.amount_usd
+    known = sum(components.values(), Decimal(0))
+    pending = ledger.pending_terms()
+    total = None if pending else known
+    per_m_tokens = None
+    if total is not None and w.target_tokens:
+        per_m_tokens = usd(total * Decimal(1_000_000) / Decimal(repr(w.target_tokens)))
+    return Estimate(
+        **common,
+        status="incomplete" if pending else "complete",
+        time=tm.time,
+        effective_throughput=w.target.amount / (tm.time.total_h * 3600),
+        line_items=ledger.lines,
+        components=components,
+        total_known_usd=known,
+        pending_terms=pending,
+        total_usd=total,
+        total_formula=total_formula(known, pending),
+        cost_per_target_usd=total,
+        cost_per_million_tokens_usd=per_m_tokens,
+        warnings=ledger.warnings,
+        inputs=list(ledger.rows.values()),
+    )
+
+
+def total_formula(known: Decimal, pending: list[PendingTerm]) -> str:
+    """`$known + q1 unit × P[key1] + …`: the total as a formula in the unknown prices."""
+    parts = [f"${known:,.2f}"]
+    for term in pending:
+        parts.append(f"{term.quantity:,.2f} {term.unit} × P[{term.price_key}]")
+    return " + ".join(parts)
+
+
+def break_even_price(est: Estimate, alternative_total: Decimal) -> Decimal | None:
+    """The price at which an incomplete estimate's total equals `alternative_total`.
+
+    Defined when exactly one price is pending: (alternative − known) / quantity. A negative
+    result means the known part alone already exceeds the alternative.
+    """
+    if len(est.pending_terms) != 1:
+        return None
+    term = est.pending_terms[0]
+    if term.quantity <= 0:
+        return None
+    return (alternative_total - est.total_known_usd) / Decimal(repr(term.quantity))

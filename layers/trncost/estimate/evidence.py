@@ -1,0 +1,323 @@
+"""What the trials say about a candidate: throughput, compile, checkpoints, failures, usage.
+
+Only quality-meeting work counts as work; failed or diverged runs count as cost, never as
+throughput. A figure no trial measured stays missing and raises a warning: it is never filled
+in with a default.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trncost.estimate.errors import DomainError, MissingEvidence
+from trncost.estimate.ledger import Ledger
+from trncost.model.candidate import Candidate
+from trncost.model.provenance import Derived, Pending, TrialMeasurement, UserAssumption
+from trncost.model.trial import Phase, TrialRun, TrialStatus
+from trncost.model.workload import Workload
+
+EXTRAPOLATION_LIMIT = 2.0  # beyond 2× the largest measured count the estimate says so
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A value and the input-table row that holds it (None value: not measured)."""
+
+    value: float | None
+    row_id: str
+
+
+def _measurement(trials: Sequence[TrialRun], metric: str) -> TrialMeasurement:
+    return TrialMeasurement(
+        trial_ids=[t.trial_id for t in trials],
+        metric=metric,
+        code_versions=sorted({t.code_version for t in trials}),
+        dataset_ids=sorted({t.dataset_id for t in trials}),
+    )
+
+
+def _not_measured(metric: str) -> Pending:
+    return Pending(reason=f"{metric} not measured in any trial of this candidate")
+
+
+class Evidence:
+    """The trials of one workload on one instance type and platform, read for the engine."""
+
+    def __init__(self, workload: Workload, candidate: Candidate, trials: Sequence[TrialRun],
+                 ledger: Ledger) -> None:
+        self.workload = workload
+        self.candidate = candidate
+        self.ledger = ledger
+        for t in trials:
+            if t.workload_id != workload.workload_id:
+                raise DomainError(
+                    f"trial {t.trial_id} belongs to workload {t.workload_id}, "
+                    f"not {workload.workload_id}"
+                )
+        self.trials = [
+            t for t in trials
+            if t.candidate.instance_type == candidate.instance_type
+            and t.candidate.platform == candidate.platform
+        ]
+        if not self.trials:
+            raise MissingEvidence(
+                f"no trial of {candidate.instance_type} ({candidate.platform}) for workload "
+                f"{workload.workload_id}: run a fit and a baseline trial first; "
+                "trncost never guesses a throughput",
+                missing=["trial"],
+            )
+        self._factor = {t.trial_id: self._units_factor(t) for t in self.trials}
+        self.usable = [t for t in self.trials if t.usable_for_throughput]
+        if not self.usable:
+            seen = ", ".join(
+                f"{t.trial_id} ({t.phase}, {t.status}, quality-meeting work {t.work.quality_meeting:g})"
+                for t in self.trials
+            )
+            raise MissingEvidence(
+                f"no usable trial of {candidate.instance_type} for workload "
+                f"{workload.workload_id}: throughput needs a completed baseline or target run "
+                f"with quality-meeting work and steady time; have: {seen}",
+                missing=["completed baseline or target trial with quality-meeting work"],
+            )
+        self._check_consistency()
+
+    # -- work units ------------------------------------------------------------------------
+    def _units_factor(self, t: TrialRun) -> float:
+        factor = self.workload.units_per(t.work.unit)
+        if factor is None:
+            raise DomainError(
+                f"trial {t.trial_id} counts work in {t.work.unit} but the workload's target is "
+                f"in {self.workload.target.unit}; set workload.tokens_per_sample"
+                + (" and workload.samples_per_step" if "steps" in (t.work.unit, self.workload.target.unit) else "")
+            )
+        return factor
+
+    def quality_work(self, t: TrialRun) -> float:
+        return t.work.quality_meeting * self._factor[t.trial_id]
+
+    # -- checks that become warnings -------------------------------------------------------
+    def _check_consistency(self) -> None:
+        w, led = self.workload, self.ledger
+        scopes = {t.timing_scope for t in self.trials}
+        if len(scopes) > 1:
+            first = self.trials[0].timing_scope
+            diffs = sorted({d for t in self.trials for d in first.differences(t.timing_scope)})
+            led.warn("mixed_timing_scopes",
+                     "trials with different timing scopes are pooled (they differ in: "
+                     + ", ".join(diffs) + "); their times are not on the same clock")
+        for field, expected in (("code_version", w.code_version), ("dataset_id", w.dataset_id)):
+            other = sorted({getattr(t, field) for t in self.trials} - {expected})
+            if other:
+                led.warn(f"{field}_mismatch",
+                         f"some trials ran {field} {', '.join(other)}, not the workload's {expected}")
+        if not any(t.phase == Phase.target for t in self.trials):
+            led.warn("no_target_phase_trial",
+                     "no target-phase trial: the estimate rests on baseline runs, not on "
+                     "near-production data size, parallelism and checkpointing")
+        if not any(t.checkpointing.restore_verified for t in self.trials):
+            led.warn("restore_never_verified",
+                     "no trial verified a checkpoint restore: failure recovery is assumed, not shown")
+        if not self._quality_verified():
+            gate = w.quality_gate
+            led.warn("quality_gate_not_verified",
+                     f"no trial reached the quality gate {gate.metric} {gate.direction} "
+                     f"{gate.threshold:g}: the cost is of work done, not of a model that meets it")
+        if not any(t.timing_scope.data_loading for t in self.usable):
+            led.warn("data_loading_outside_clock",
+                     "the trials' clocks exclude data loading: the time holds for steady state only")
+
+    def _quality_verified(self) -> bool:
+        gate = self.workload.quality_gate
+        return any(
+            t.quality is not None and t.quality.metric == gate.metric
+            and t.quality.loss_finite and gate.passes(t.quality.value)
+            for t in self.trials if t.phase == Phase.target
+        )
+
+    # -- throughput ------------------------------------------------------------------------
+    def throughput(self, count: int) -> Measured:
+        """Target units per second at `count` instances (steady clock incl. data waits)."""
+        led, unit = self.ledger, self.workload.target.unit
+        counts = sorted({t.candidate.instance_count for t in self.usable})
+        if count in counts:
+            return self._rate_at(count)
+        nearest = min(counts, key=lambda m: (abs(m - count), -m))
+        base = self._rate_at(nearest)
+        assert base.value is not None
+        assumption = led.row(
+            "assumption:linear_scaling",
+            f"throughput scales linearly from {nearest} to {count} instances",
+            True, None,
+            UserAssumption(name="linear scaling",
+                           note="no trial at this instance count; run one or give ≥ 3 counts for a fit"),
+        )
+        led.warn("unmeasured_instance_count",
+                 f"no trial at {count} instances (measured: {', '.join(map(str, counts))}); "
+                 f"throughput scaled linearly from {nearest}, which real scaling rarely reaches")
+        if count > EXTRAPOLATION_LIMIT * max(counts):
+            led.warn("extrapolated_scale",
+                     f"{count} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured "
+                     f"count ({max(counts)}): the estimate reaches past its evidence")
+        value = base.value * count / nearest
+        row = led.derived(f"throughput:n={count}", f"throughput at {count} instances", value,
+                          f"{unit}/s", f"throughput(n={nearest}) × {count} / {nearest}",
+                          [base.row_id, assumption])
+        return Measured(value, row)
+
+    def _rate_at(self, count: int) -> Measured:
+        at = [t for t in self.usable if t.candidate.instance_count == count]
+        target = [t for t in at if t.phase == Phase.target]
+        used = target or at
+        work = sum(self.quality_work(t) for t in used)
+        clock = sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used)
+        value = work / clock
+        unit = self.workload.target.unit
+        phase = "target" if target else "baseline"
+        row = self.ledger.row(
+            f"throughput:n={count}", f"throughput at {count} instances ({phase} trials)", value,
+            f"{unit}/s",
+            _measurement(used, "Σ quality-meeting work / Σ (steady + data-wait seconds)"),
+        )
+        samples = [s * self._factor[t.trial_id] for t in used for s in t.steady_throughput_samples]
+        if len(samples) >= 2:
+            mean = statistics.fmean(samples)
+            cv = statistics.stdev(samples) / mean
+            self.ledger.row(f"throughput_cv:n={count}", "steady throughput variation (CV)",
+                            cv, None, _measurement(used, "stdev / mean of steady samples"))
+        effective = work / sum(t.wall.total_s for t in used)
+        self.ledger.row(f"effective_throughput:n={count}",
+                        "trial effective throughput (quality work / end-to-end wall)",
+                        effective, f"{unit}/s",
+                        _measurement(used, "Σ quality-meeting work / Σ end-to-end wall seconds"))
+        return Measured(value, row)
+
+    # -- one-time and periodic costs in time ----------------------------------------------
+    def compile_s(self, expect_cache_hit: bool) -> Measured:
+        measured = [t for t in self.trials
+                    if t.timing_scope.compile and t.wall.compile_s is not None]
+        matching = [t for t in measured if t.wall.compile_cache_hit is expect_cache_hit]
+        label = "hit" if expect_cache_hit else "miss"
+        if measured and not matching:
+            self.ledger.warn("compile_cache_unmatched",
+                             f"no trial measured a compile with a cache {label}; "
+                             "using every measured compile")
+        used = matching or measured
+        return self._mean(used, lambda t: t.wall.compile_s, "time:compile_s",
+                          f"one-time compile (cache {label})", "s", "compile_not_measured",
+                          "compile time")
+
+    def warmup_s(self) -> Measured:
+        used = [t for t in self.trials if t.wall.warmup_s is not None]
+        return self._mean(used, lambda t: t.wall.warmup_s, "time:warmup_s", "one-time warm-up",
+                          "s", "warmup_not_measured", "warm-up time")
+
+    def _mean(self, used, get, row_id, label, unit, warn_code, metric) -> Measured:
+        if not used:
+            self.ledger.warn(warn_code, f"{metric} not measured in any trial: left out of the time")
+            return Measured(None, self.ledger.row(row_id, label, None, unit, _not_measured(metric)))
+        value = statistics.fmean(get(t) for t in used)
+        return Measured(value, self.ledger.row(row_id, label, value, unit,
+                                               _measurement(used, f"mean {metric}")))
+
+    def checkpoint_save_s(self) -> Measured:
+        used = [t for t in self.trials if t.checkpointing.saves > 0
+                and t.wall.checkpoint_save_s is not None and t.timing_scope.checkpoints]
+        if not used:
+            return Measured(None, self.ledger.row(
+                "checkpoint:save_s", "seconds per checkpoint save", None, "s",
+                _not_measured("checkpoint save time")))
+        value = sum(t.wall.checkpoint_save_s for t in used) / sum(t.checkpointing.saves for t in used)
+        return Measured(value, self.ledger.row(
+            "checkpoint:save_s", "seconds per checkpoint save", value, "s",
+            _measurement(used, "Σ checkpoint save seconds / Σ saves")))
+
+    def checkpoint_interval_s(self) -> Measured:
+        used = [t for t in self.usable if t.checkpointing.saves > 0]
+        if not used:
+            return Measured(None, self.ledger.row(
+                "checkpoint:interval_s", "checkpoint interval", None, "s",
+                _not_measured("checkpoint interval")))
+        value = (sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used)
+                 / sum(t.checkpointing.saves for t in used))
+        return Measured(value, self.ledger.row(
+            "checkpoint:interval_s", "checkpoint interval", value, "s",
+            _measurement(used, "Σ (steady + data-wait seconds) / Σ saves")))
+
+    def checkpoint_size_gb(self) -> Measured:
+        used = [t for t in self.trials if t.checkpointing.size_gb is not None]
+        return self._mean(used, lambda t: t.checkpointing.size_gb, "checkpoint:size_gb",
+                          "checkpoint size", "GB", "checkpoint_size_not_measured",
+                          "checkpoint size")
+
+    def evaluation_fraction(self) -> Measured:
+        used = [t for t in self.usable
+                if t.timing_scope.evaluation and t.wall.evaluation_s is not None]
+        if not used:
+            self.ledger.warn("evaluation_not_measured",
+                             "evaluation time not measured in any trial: left out of the time")
+            return Measured(None, self.ledger.row(
+                "time:evaluation_fraction", "evaluation seconds per steady second", None, None,
+                _not_measured("evaluation time")))
+        value = (sum(t.wall.evaluation_s for t in used)
+                 / sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used))
+        return Measured(value, self.ledger.row(
+            "time:evaluation_fraction", "evaluation seconds per steady second", value, None,
+            _measurement(used, "Σ evaluation seconds / Σ (steady + data-wait seconds)")))
+
+    # -- failures --------------------------------------------------------------------------
+    def failure_rate(self) -> Measured:
+        failures = sum(t.reliability.failures for t in self.trials)
+        hours = sum(t.instance_hours for t in self.trials)
+        value = failures / hours if hours > 0 else 0.0
+        if failures == 0:
+            self.ledger.warn("no_failures_observed",
+                             f"no failure in {hours:.1f} measured instance-hours: the failure rate "
+                             "is 0 within the evidence; long runs do fail")
+        return Measured(value, self.ledger.row(
+            "failure:rate", "failures per instance-hour", value, "1/instance-hour",
+            _measurement(self.trials, "Σ failures / Σ instance-hours")))
+
+    def restart_s(self) -> Measured:
+        used = [t for t in self.trials
+                if t.reliability.failures > 0 and t.wall.restart_s is not None]
+        if not used:
+            return Measured(None, self.ledger.row(
+                "failure:restart_s", "seconds per restart", None, "s",
+                _not_measured("restart time")))
+        value = sum(t.wall.restart_s for t in used) / sum(t.reliability.failures for t in used)
+        return Measured(value, self.ledger.row(
+            "failure:restart_s", "seconds per restart", value, "s",
+            _measurement(used, "Σ restart seconds / Σ failures")))
+
+    # -- usage -----------------------------------------------------------------------------
+    def usage_per_instance_hour(self, field: str, label: str, unit: str) -> Measured:
+        used = [t for t in self.trials if getattr(t.usage, field) is not None]
+        row_id = f"usage:{field}_per_instance_hour"
+        if not used:
+            return Measured(None, self.ledger.row(row_id, f"{label} per instance-hour", None,
+                                                  unit, _not_measured(label)))
+        hours = sum(t.instance_hours for t in used)
+        value = sum(getattr(t.usage, field) for t in used) / hours
+        return Measured(value, self.ledger.row(
+            row_id, f"{label} per instance-hour", value, unit,
+            _measurement(used, f"Σ {field} / Σ instance-hours")))
+
+    def custom_metrics(self) -> Measured:
+        used = [t for t in self.trials if t.usage.custom_metrics is not None]
+        if not used:
+            return Measured(None, self.ledger.row("usage:custom_metrics", "custom metrics",
+                                                  None, "metrics",
+                                                  _not_measured("custom metric count")))
+        value = float(max(t.usage.custom_metrics for t in used))
+        return Measured(value, self.ledger.row(
+            "usage:custom_metrics", "custom metrics", value, "metrics",
+            _measurement(used, "max distinct custom metrics")))
+
+
+def derived_note(formula: str, inputs: Sequence[str]) -> Derived:
+    return Derived(formula=formula, inputs=list(inputs))
+
+
+__all__ = ["EXTRAPOLATION_LIMIT", "Evidence", "Measured", "TrialStatus"]

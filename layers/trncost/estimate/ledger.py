@@ -1,0 +1,181 @@
+"""The ledger: input rows, priced lines and pending terms of one estimate, in one place.
+
+Every charge goes through `Ledger.charge`, so every line has a rate with provenance, an amount
+or a pending term, and the input rows it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from trncost.estimate.money import dec, tiered_amount, usd
+from trncost.model.estimate import Component, EstimateWarning, InputRow, LineItem, PendingTerm
+from trncost.model.price import CapacityBlockTerms, PriceKey, PriceOverride, PriceSnapshot, PriceTier
+from trncost.model.provenance import Derived, Pending, Provenance, UserAssumption
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A resolved price: tiers (None while pending), its unit and the input row holding it."""
+
+    key: PriceKey
+    tiers: Sequence[PriceTier] | None
+    unit: str | None
+    row_id: str
+    pending_reason: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.tiers is None
+
+    @property
+    def flat(self) -> Decimal | None:
+        return self.tiers[0].usd if self.tiers and len(self.tiers) == 1 else None
+
+
+class Ledger:
+    def __init__(self, snapshot: PriceSnapshot, overrides: Sequence[PriceOverride] = ()) -> None:
+        self._snapshot = snapshot
+        self._quotes = {q.key: q for q in snapshot.quotes}
+        self._overrides = {o.key: o for o in overrides}
+        self._rates: dict[PriceKey, Rate] = {}
+        self.rows: dict[str, InputRow] = {}
+        self.lines: list[LineItem] = []
+        self.warnings: list[EstimateWarning] = []
+        self._warned: set[str] = set()
+
+    # -- input table -----------------------------------------------------------------------
+    def row(
+        self,
+        row_id: str,
+        label: str,
+        value: str | float | int | bool | Decimal | None,
+        unit: str | None,
+        provenance: Provenance,
+    ) -> str:
+        if row_id not in self.rows:
+            if isinstance(value, Decimal):
+                value = str(value)
+            self.rows[row_id] = InputRow(
+                id=row_id, label=label, value=value, unit=unit, provenance=provenance
+            )
+        return row_id
+
+    def derived(self, row_id: str, label: str, value: float, unit: str, formula: str,
+                inputs: Sequence[str]) -> str:
+        return self.row(row_id, label, value, unit, Derived(formula=formula, inputs=list(inputs)))
+
+    def warn(self, code: str, message: str) -> None:
+        if (code, message) in {(w.code, w.message) for w in self.warnings}:
+            return
+        self.warnings.append(EstimateWarning(code=code, message=message))
+
+    # -- prices ----------------------------------------------------------------------------
+    def rate(self, key: PriceKey) -> Rate:
+        """The rate for `key`: a user override, else the snapshot's quote, else PENDING."""
+        if key in self._rates:
+            return self._rates[key]
+        row_id = f"price:{key}"
+        override = self._overrides.get(key)
+        if override is not None:
+            tiers = [PriceTier(usd=override.usd, rate_code="user_assumption")]
+            rate = Rate(key=key, tiers=tiers, unit=override.unit, row_id=row_id)
+            self.row(row_id, f"price {key}", override.usd, f"USD/{override.unit}",
+                     UserAssumption(name=f"price override {key}", note=override.note))
+        else:
+            quote = self._quotes.get(key) or self._snapshot.quote_for(key)
+            if quote.is_pending:
+                rate = Rate(key=key, tiers=None, unit=None, row_id=row_id,
+                            pending_reason=quote.pending_reason)
+                self.row(row_id, f"price {key}", None, None, quote.provenance())
+            else:
+                rate = Rate(key=key, tiers=quote.tiers, unit=quote.unit, row_id=row_id)
+                shown = rate.flat if rate.flat is not None else _tier_summary(quote.tiers)
+                self.row(row_id, f"price {key}", shown, f"USD/{quote.unit}", quote.provenance())
+        self._rates[key] = rate
+        return rate
+
+    def capacity_block_terms(self, key: PriceKey) -> CapacityBlockTerms | None:
+        """Block terms of an official capacity-block quote (None for overrides and pending)."""
+        if key in self._overrides or key not in self._quotes:
+            return None
+        return self._quotes[key].capacity_block
+
+    # -- charges ---------------------------------------------------------------------------
+    def charge(
+        self,
+        component: Component,
+        name: str,
+        *,
+        quantity: Decimal,
+        unit: str,
+        rate: Rate,
+        inputs: Sequence[str],
+        formula: str,
+        periods: Decimal = Decimal(1),
+    ) -> LineItem:
+        """Charge `quantity` (per period, through the tiers) for `periods` periods.
+
+        A PENDING rate yields no amount: the line records the pending quantity
+        (periods × quantity) so the total can be written as a formula in the unknown price.
+        """
+        row_ids = [*inputs, rate.row_id]
+        if rate.pending:
+            line = LineItem(
+                component=component, name=name, quantity=float(quantity * periods), unit=unit,
+                rate_usd=None, amount_usd=None, price_key=str(rate.key), inputs=row_ids,
+                provenance=Pending(reason=rate.pending_reason or "price pending",
+                                   price_key=str(rate.key)),
+            )
+        else:
+            assert rate.tiers is not None
+            amount = usd(periods * tiered_amount(quantity, rate.tiers))
+            line = LineItem(
+                component=component, name=name, quantity=float(quantity * periods), unit=unit,
+                rate_usd=rate.flat, rate_unit=rate.unit, amount_usd=amount,
+                price_key=str(rate.key), inputs=row_ids,
+                provenance=Derived(formula=formula, inputs=row_ids),
+            )
+        self.lines.append(line)
+        return line
+
+    def charge_amount(self, component: Component, name: str, *, quantity: float, unit: str,
+                      rate_usd: Decimal, amount: Decimal, inputs: Sequence[str],
+                      formula: str) -> LineItem:
+        """A line whose rate is a user assumption rather than a price key."""
+        line = LineItem(
+            component=component, name=name, quantity=quantity, unit=unit, rate_usd=rate_usd,
+            amount_usd=usd(amount), inputs=list(inputs),
+            provenance=Derived(formula=formula, inputs=list(inputs)),
+        )
+        self.lines.append(line)
+        return line
+
+    def pending_terms(self) -> list[PendingTerm]:
+        terms: dict[str, PendingTerm] = {}
+        for line in self.lines:
+            if line.amount_usd is not None or line.price_key is None:
+                continue
+            reason = line.provenance.reason if isinstance(line.provenance, Pending) else ""
+            term = terms.get(line.price_key)
+            if term is None:
+                terms[line.price_key] = PendingTerm(
+                    price_key=line.price_key, quantity=line.quantity, unit=line.unit,
+                    reason=reason, lines=[line.name],
+                )
+            else:
+                terms[line.price_key] = term.model_copy(update={
+                    "quantity": term.quantity + line.quantity, "lines": [*term.lines, line.name],
+                })
+        return list(terms.values())
+
+
+def _tier_summary(tiers: Sequence[PriceTier]) -> str:
+    parts = []
+    for t in tiers:
+        upper = "∞" if t.end is None else str(t.end.normalize())
+        parts.append(f"[{t.begin.normalize()}–{upper}) {t.usd.normalize()}")
+    return "; ".join(parts)
+

@@ -1,0 +1,89 @@
+"""What the user states rather than measures. Every field here is a user_assumption."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Generic, TypeVar
+
+from pydantic import Field, field_validator, model_validator
+
+from trncost.model.common import (
+    DomainModel,
+    Fraction,
+    InstanceType,
+    NonNegativeFloat,
+    NonNegativeMoney,
+    PositiveFloat,
+    Region,
+)
+from trncost.model.price import PriceOverride
+
+T = TypeVar("T")
+
+
+class Assumed(DomainModel, Generic[T]):
+    """A stated value with an optional note. A bare value is accepted as shorthand."""
+
+    value: T
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return data
+        return {"value": data}
+
+
+class DataPreparation(DomainModel):
+    instance_type: InstanceType
+    instance_hours: NonNegativeFloat
+    region: Region | None = Field(default=None, description="defaults to the candidate's region")
+    note: str | None = None
+
+
+class Assumptions(DomainModel):
+    idle_fraction: Assumed[Fraction] | None = Field(
+        default=None, description="share of held time the instances sit idle or queued (< 1)"
+    )
+    failure_rate_per_instance_hour: Assumed[NonNegativeFloat] | None = None
+    restart_s: Assumed[NonNegativeFloat] | None = None
+    checkpoint_interval_s: Assumed[PositiveFloat] | None = None
+    expect_compile_cache_hit: Assumed[bool] | None = None
+    ebs_gb_per_instance: Assumed[NonNegativeFloat] | None = None
+    checkpoints_retained: Assumed[int] | None = None
+    storage_months_after_run: Assumed[NonNegativeFloat] | None = None
+    log_retention_months_after_run: Assumed[NonNegativeFloat] | None = None
+    transfer_out_gb: Assumed[NonNegativeFloat] | None = None
+    transfer_inter_region_gb: Assumed[NonNegativeFloat] | None = None
+    log_ingest_gb: Assumed[NonNegativeFloat] | None = None
+    custom_metrics: Assumed[int] | None = None
+    data_preparation: DataPreparation | None = None
+    engineering_hours: Assumed[NonNegativeFloat] | None = None
+    engineering_hourly_usd: Assumed[NonNegativeMoney] | None = None
+    price_overrides: list[PriceOverride] = Field(default_factory=list)
+
+    @field_validator("idle_fraction")
+    @classmethod
+    def _idle_below_one(cls, v: Assumed[float] | None) -> Assumed[float] | None:
+        if v is not None and v.value >= 1:
+            raise ValueError("idle_fraction must be below 1 (instances must do some work)")
+        return v
+
+    @field_validator("checkpoints_retained", "custom_metrics")
+    @classmethod
+    def _non_negative_count(cls, v: Assumed[int] | None) -> Assumed[int] | None:
+        if v is not None and v.value < 0:
+            raise ValueError("must be 0 or more")
+        return v
+
+    @model_validator(mode="after")
+    def _engineering_pair(self) -> Assumptions:
+        if (self.engineering_hours is None) != (self.engineering_hourly_usd is None):
+            raise ValueError("engineering_hours and engineering_hourly_usd go together")
+        return self
+
+    def engineering_cost_inputs(self) -> tuple[float, Decimal] | None:
+        if self.engineering_hours is None or self.engineering_hourly_usd is None:
+            return None
+        return self.engineering_hours.value, self.engineering_hourly_usd.value

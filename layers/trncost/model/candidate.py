@@ -1,0 +1,50 @@
+"""A candidate: where and how the training would run."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from trncost.model.common import DomainModel, InstanceType, Name, Region
+
+
+class PurchaseOption(StrEnum):
+    on_demand = "on_demand"
+    capacity_block = "capacity_block"
+    savings_plan = "savings_plan"
+
+
+class Platform(StrEnum):
+    ec2 = "ec2"
+    sagemaker = "sagemaker"
+
+
+class Parallelism(DomainModel):
+    tensor: int = Field(default=1, ge=1)
+    pipeline: int = Field(default=1, ge=1)
+    data: int | None = Field(default=None, ge=1)
+    expert: int = Field(default=1, ge=1)
+    sequence: bool = False
+
+
+class Candidate(DomainModel):
+    instance_type: InstanceType
+    instance_count: int = Field(ge=1, le=100_000)
+    region: Region
+    purchase_option: PurchaseOption = PurchaseOption.on_demand
+    platform: Platform = Platform.ec2
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    framework: Name | None = None
+    framework_version: Name | None = None
+    neuron_sdk_version: Name | None = None
+
+    @property
+    def accelerator(self) -> str:
+        """`neuron` for Trainium/Inferentia families, `gpu` otherwise."""
+        family = self.instance_type.removeprefix("ml.").split(".")[0]
+        return "neuron" if family.startswith(("trn", "inf")) else "gpu"
+
+    @property
+    def label(self) -> str:
+        return f"{self.instance_count}× {self.instance_type} ({self.region}, {self.purchase_option})"

@@ -1,0 +1,198 @@
+"""Price quotes: official rates with their Price List identity, or PENDING with a reason."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from trncost.model.candidate import Platform, PurchaseOption
+from trncost.model.common import (
+    DomainModel,
+    Identifier,
+    Name,
+    NonNegativeMoney,
+    PositiveFloat,
+    Region,
+)
+from trncost.model.provenance import OfficialPrice, Pending
+
+
+class Service(StrEnum):
+    """Price List service codes."""
+
+    ec2 = "AmazonEC2"
+    sagemaker = "AmazonSageMaker"
+    s3 = "AmazonS3"
+    cloudwatch = "AmazonCloudWatch"
+    data_transfer = "AWSDataTransfer"
+
+
+class UsageItem(StrEnum):
+    """The supporting-resource prices an estimate needs, besides instance hours."""
+
+    ebs_gp3 = "ebs:gp3"  # AmazonEC2, GB-Mo
+    s3_standard = "s3:standard-storage"  # AmazonS3, GB-Mo, tiered
+    logs_ingestion = "logs:ingestion"  # AmazonCloudWatch, GB
+    logs_storage = "logs:storage"  # AmazonCloudWatch, GB-Mo
+    custom_metrics = "metrics:custom"  # AmazonCloudWatch, metric-month, tiered
+    transfer_out = "transfer:out-internet"  # AWSDataTransfer, GB, tiered
+    transfer_inter_region = "transfer:inter-region"  # AWSDataTransfer, GB
+
+
+USAGE_SERVICE: dict[UsageItem, Service] = {
+    UsageItem.ebs_gp3: Service.ec2,
+    UsageItem.s3_standard: Service.s3,
+    UsageItem.logs_ingestion: Service.cloudwatch,
+    UsageItem.logs_storage: Service.cloudwatch,
+    UsageItem.custom_metrics: Service.cloudwatch,
+    UsageItem.transfer_out: Service.data_transfer,
+    UsageItem.transfer_inter_region: Service.data_transfer,
+}
+
+
+class PriceKey(DomainModel):
+    """What a price is for: service, region, item (instance type or usage item), purchase option."""
+
+    service: Service
+    region: Region
+    item: Name
+    purchase_option: PurchaseOption = PurchaseOption.on_demand
+
+    def __str__(self) -> str:
+        return f"{self.service}/{self.region}/{self.item}/{self.purchase_option}"
+
+    @classmethod
+    def for_instance(
+        cls,
+        instance_type: str,
+        region: str,
+        purchase_option: PurchaseOption = PurchaseOption.on_demand,
+        platform: Platform = Platform.ec2,
+    ) -> PriceKey:
+        service = Service.sagemaker if platform == Platform.sagemaker else Service.ec2
+        return cls(service=service, region=region, item=instance_type, purchase_option=purchase_option)
+
+    @classmethod
+    def for_usage(cls, item: UsageItem, region: str) -> PriceKey:
+        return cls(service=USAGE_SERVICE[item], region=region, item=item.value)
+
+
+class PriceTier(DomainModel):
+    """One Price List price dimension: a rate for usage in [begin, end)."""
+
+    begin: NonNegativeMoney = Decimal(0)
+    end: NonNegativeMoney | None = None
+    usd: NonNegativeMoney
+    rate_code: Name
+    description: str | None = None
+
+
+class CapacityBlockTerms(DomainModel):
+    duration_hours: PositiveFloat
+    instance_count: int = Field(ge=1)
+    start_date: str | None = None
+    queried_at: str | None = None
+
+
+class PriceQuote(DomainModel):
+    key: PriceKey
+    status: Literal["official", "pending"]
+    unit: Name | None = None
+    tiers: list[PriceTier] = Field(default_factory=list)
+    sku: Name | None = None
+    attributes: dict[str, str] = Field(default_factory=dict)
+    effective_date: str | None = None
+    publication_date: str | None = None
+    snapshot_id: Identifier
+    source: str = "query_api"
+    pending_reason: str | None = None
+    capacity_block: CapacityBlockTerms | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PriceQuote:
+        if self.status == "pending":
+            if self.tiers:
+                raise ValueError("a pending quote carries no price (tiers must be empty)")
+            if not self.pending_reason:
+                raise ValueError("a pending quote needs pending_reason")
+            return self
+        if not self.tiers:
+            raise ValueError("an official quote needs at least one tier (price dimension)")
+        if not self.sku or not self.unit:
+            raise ValueError("an official quote needs sku and unit")
+        expected = Decimal(0)
+        for i, tier in enumerate(self.tiers):
+            if tier.begin != expected:
+                raise ValueError(f"tiers[{i}].begin must be {expected} (tiers are contiguous from 0)")
+            if tier.end is None:
+                if i != len(self.tiers) - 1:
+                    raise ValueError(f"tiers[{i}] is open-ended but is not the last tier")
+            elif tier.end <= tier.begin:
+                raise ValueError(f"tiers[{i}].end must exceed its begin")
+            else:
+                expected = tier.end
+        if self.key.purchase_option == PurchaseOption.capacity_block and self.capacity_block is None:
+            raise ValueError("a capacity_block quote needs capacity_block terms")
+        return self
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == "pending"
+
+    @property
+    def flat_rate(self) -> Decimal | None:
+        """The rate when the quote has a single tier (most instance prices)."""
+        return self.tiers[0].usd if len(self.tiers) == 1 else None
+
+    def provenance(self) -> OfficialPrice | Pending:
+        if self.is_pending:
+            return Pending(reason=self.pending_reason or "", price_key=str(self.key))
+        return OfficialPrice(
+            snapshot_id=self.snapshot_id,
+            source=self.source,
+            sku=self.sku or "",
+            rate_code=",".join(t.rate_code for t in self.tiers),
+            effective_date=self.effective_date,
+            publication_date=self.publication_date,
+        )
+
+
+class PriceSnapshot(DomainModel):
+    """An immutable set of quotes taken at one time from one source."""
+
+    snapshot_id: Identifier
+    taken_at: str
+    source: Literal["query_api", "saved_price_list_file", "capacity_block_query", "example_file"]
+    publication_dates: dict[str, str] = Field(default_factory=dict)
+    quotes: list[PriceQuote] = Field(default_factory=list)
+    note: str | None = None
+
+    def quote_for(self, key: PriceKey) -> PriceQuote:
+        """The quote for `key`, or a PENDING quote saying the snapshot has none."""
+        for quote in self.quotes:
+            if quote.key == key:
+                return quote
+        published = self.publication_dates.get(key.service.value)
+        as_of = f" as of {published}" if published else ""
+        return PriceQuote(
+            key=key,
+            status="pending",
+            snapshot_id=self.snapshot_id,
+            source=self.source,
+            pending_reason=(
+                f"no Price List product for {key.item} ({key.purchase_option}) "
+                f"in {key.region}{as_of} in snapshot {self.snapshot_id}"
+            ),
+        )
+
+
+class PriceOverride(DomainModel):
+    """A user-supplied rate (negotiated discount, private pricing): a user_assumption."""
+
+    key: PriceKey
+    usd: NonNegativeMoney
+    unit: Name
+    note: str | None = None

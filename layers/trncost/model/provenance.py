@@ -1,0 +1,70 @@
+"""Where a number comes from. Every input row and every line item carries one."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from trncost.model.common import DomainModel
+
+
+class ProvenanceKind(StrEnum):
+    official_price = "official_price"
+    trial_measurement = "trial_measurement"
+    user_assumption = "user_assumption"
+    derived = "derived"
+    pending = "pending"
+
+
+class OfficialPrice(DomainModel):
+    """A rate read from an AWS Price List snapshot (or a saved Price List file)."""
+
+    kind: Literal["official_price"] = "official_price"
+    snapshot_id: str
+    source: str = Field(description="query_api | saved_price_list_file | capacity_block_query | example_file")
+    sku: str
+    rate_code: str
+    effective_date: str | None = None
+    publication_date: str | None = None
+
+
+class TrialMeasurement(DomainModel):
+    """A figure measured in one or more trial runs."""
+
+    kind: Literal["trial_measurement"] = "trial_measurement"
+    trial_ids: list[str] = Field(min_length=1)
+    metric: str
+    code_versions: list[str] = Field(default_factory=list)
+    dataset_ids: list[str] = Field(default_factory=list)
+
+
+class UserAssumption(DomainModel):
+    """A figure the user stated: negotiated rates, engineer cost, idle share, volumes..."""
+
+    kind: Literal["user_assumption"] = "user_assumption"
+    name: str
+    note: str | None = None
+
+
+class Derived(DomainModel):
+    """A figure computed by a formula over other input rows (named by their ids)."""
+
+    kind: Literal["derived"] = "derived"
+    formula: str
+    inputs: list[str] = Field(default_factory=list)
+
+
+class Pending(DomainModel):
+    """No official basis yet: never 0, never guessed."""
+
+    kind: Literal["pending"] = "pending"
+    reason: str
+    price_key: str | None = None
+
+
+Provenance = Annotated[
+    Union[OfficialPrice, TrialMeasurement, UserAssumption, Derived, Pending],
+    Field(discriminator="kind"),
+]
