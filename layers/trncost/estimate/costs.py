@@ -20,7 +20,8 @@ from trncost.model.assumptions import Assumed, Assumptions
 from trncost.model.candidate import Candidate, Platform, PurchaseOption
 from trncost.model.estimate import Component
 from trncost.model.price import PriceKey, UsageItem
-from trncost.model.provenance import TrialMeasurement, UserAssumption
+from trncost.model.provenance import TrialMeasurement, UserAssumption, measured
+from trncost.model.provenance import assumed as assumed_
 from trncost.model.trial import TrialRun
 
 
@@ -49,7 +50,7 @@ class CostContext:
         if assumed is None:
             return None
         row = self.ledger.row(f"assumption:{name}", label, assumed.value, unit,
-                              UserAssumption(name=name, note=assumed.note))
+                              assumed_(name, assumed.note))
         return Measured(float(assumed.value), row)
 
     def scaled_usage(self, field: str, label: str, unit: str, assumed: Assumed | None
@@ -265,8 +266,7 @@ def _trial_cost(cx: CostContext, t: TrialRun) -> None:
 
 
 def _trial_measurement(t: TrialRun, metric: str) -> TrialMeasurement:
-    return TrialMeasurement(trial_ids=[t.trial_id], metric=metric, code_versions=[t.code_version],
-                            dataset_ids=[t.dataset_id])
+    return measured([t.trial_id], metric, [t.code_version], [t.dataset_id])
 
 
 COMPONENTS = (instances, storage, data_transfer, logs, data_preparation, adaptation_reruns)

@@ -7,6 +7,7 @@ in with a default.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from trncost.estimate.errors import DomainError, MissingEvidence
 from trncost.estimate.ledger import Ledger
 from trncost.model.candidate import Candidate
-from trncost.model.provenance import Derived, Pending, TrialMeasurement, UserAssumption
+from trncost.model.provenance import Pending, TrialMeasurement, UserAssumption, measured
 from trncost.model.trial import Phase, TrialRun, TrialStatus
 from trncost.model.workload import Workload
 
@@ -30,11 +31,9 @@ class Measured:
 
 
 def _measurement(trials: Sequence[TrialRun], metric: str) -> TrialMeasurement:
-    return TrialMeasurement(
-        trial_ids=[t.trial_id for t in trials],
-        metric=metric,
-        code_versions=sorted({t.code_version for t in trials}),
-        dataset_ids=sorted({t.dataset_id for t in trials}),
+    return measured(
+        [t.trial_id for t in trials], metric,
+        sorted({t.code_version for t in trials}), sorted({t.dataset_id for t in trials}),
     )
 
 
@@ -182,8 +181,9 @@ class Evidence:
         )
         samples = [s * self._factor[t.trial_id] for t in used for s in t.steady_throughput_samples]
         if len(samples) >= 2:
-            mean = statistics.fmean(samples)
-            cv = statistics.stdev(samples) / mean
+            mean = sum(samples) / len(samples)
+            var = sum((s - mean) ** 2 for s in samples) / (len(samples) - 1)
+            cv = math.sqrt(var) / mean
             self.ledger.row(f"throughput_cv:n={count}", "steady throughput variation (CV)",
                             cv, None, _measurement(used, "stdev / mean of steady samples"))
         effective = work / sum(t.wall.total_s for t in used)
@@ -315,9 +315,3 @@ class Evidence:
             "usage:custom_metrics", "custom metrics", value, "metrics",
             _measurement(used, "max distinct custom metrics")))
 
-
-def derived_note(formula: str, inputs: Sequence[str]) -> Derived:
-    return Derived(formula=formula, inputs=list(inputs))
-
-
-__all__ = ["EXTRAPOLATION_LIMIT", "Evidence", "Measured", "TrialStatus"]

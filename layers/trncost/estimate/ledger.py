@@ -13,7 +13,7 @@ from decimal import Decimal
 from trncost.estimate.money import dec, tiered_amount, usd
 from trncost.model.estimate import Component, EstimateWarning, InputRow, LineItem, PendingTerm
 from trncost.model.price import CapacityBlockTerms, PriceKey, PriceOverride, PriceSnapshot, PriceTier
-from trncost.model.provenance import Derived, Pending, Provenance, UserAssumption
+from trncost.model.provenance import Pending, Provenance, UserAssumption, derived
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,9 @@ class Rate:
 class Ledger:
     def __init__(self, snapshot: PriceSnapshot, overrides: Sequence[PriceOverride] = ()) -> None:
         self._snapshot = snapshot
-        self._quotes = {q.key: q for q in snapshot.quotes}
-        self._overrides = {o.key: o for o in overrides}
-        self._rates: dict[PriceKey, Rate] = {}
+        self._quotes = {str(q.key): q for q in snapshot.quotes}
+        self._overrides = {str(o.key): o for o in overrides}
+        self._rates: dict[str, Rate] = {}
         self.rows: dict[str, InputRow] = {}
         self.lines: list[LineItem] = []
         self.warnings: list[EstimateWarning] = []
@@ -58,14 +58,14 @@ class Ledger:
         if row_id not in self.rows:
             if isinstance(value, Decimal):
                 value = str(value)
-            self.rows[row_id] = InputRow(
+            self.rows[row_id] = InputRow.model_construct(
                 id=row_id, label=label, value=value, unit=unit, provenance=provenance
             )
         return row_id
 
     def derived(self, row_id: str, label: str, value: float, unit: str, formula: str,
                 inputs: Sequence[str]) -> str:
-        return self.row(row_id, label, value, unit, Derived(formula=formula, inputs=list(inputs)))
+        return self.row(row_id, label, value, unit, derived(formula, list(inputs)))
 
     def warn(self, code: str, message: str) -> None:
         if (code, message) in {(w.code, w.message) for w in self.warnings}:
@@ -75,17 +75,18 @@ class Ledger:
     # -- prices ----------------------------------------------------------------------------
     def rate(self, key: PriceKey) -> Rate:
         """The rate for `key`: a user override, else the snapshot's quote, else PENDING."""
-        if key in self._rates:
-            return self._rates[key]
-        row_id = f"price:{key}"
-        override = self._overrides.get(key)
+        name = str(key)
+        if name in self._rates:
+            return self._rates[name]
+        row_id = f"price:{name}"
+        override = self._overrides.get(name)
         if override is not None:
             tiers = [PriceTier(usd=override.usd, rate_code="user_assumption")]
             rate = Rate(key=key, tiers=tiers, unit=override.unit, row_id=row_id)
             self.row(row_id, f"price {key}", override.usd, f"USD/{override.unit}",
                      UserAssumption(name=f"price override {key}", note=override.note))
         else:
-            quote = self._quotes.get(key) or self._snapshot.quote_for(key)
+            quote = self._quotes.get(name) or self._snapshot.quote_for(key)
             if quote.is_pending:
                 rate = Rate(key=key, tiers=None, unit=None, row_id=row_id,
                             pending_reason=quote.pending_reason)
@@ -94,14 +95,15 @@ class Ledger:
                 rate = Rate(key=key, tiers=quote.tiers, unit=quote.unit, row_id=row_id)
                 shown = rate.flat if rate.flat is not None else _tier_summary(quote.tiers)
                 self.row(row_id, f"price {key}", shown, f"USD/{quote.unit}", quote.provenance())
-        self._rates[key] = rate
+        self._rates[name] = rate
         return rate
 
     def capacity_block_terms(self, key: PriceKey) -> CapacityBlockTerms | None:
         """Block terms of an official capacity-block quote (None for overrides and pending)."""
-        if key in self._overrides or key not in self._quotes:
+        name = str(key)
+        if name in self._overrides or name not in self._quotes:
             return None
-        return self._quotes[key].capacity_block
+        return self._quotes[name].capacity_block
 
     # -- charges ---------------------------------------------------------------------------
     def charge(
@@ -123,20 +125,21 @@ class Ledger:
         """
         row_ids = [*inputs, rate.row_id]
         if rate.pending:
-            line = LineItem(
+            line = LineItem.model_construct(
                 component=component, name=name, quantity=float(quantity * periods), unit=unit,
-                rate_usd=None, amount_usd=None, price_key=str(rate.key), inputs=row_ids,
+                rate_usd=None, rate_unit=None, amount_usd=None, price_key=str(rate.key),
+                inputs=row_ids,
                 provenance=Pending(reason=rate.pending_reason or "price pending",
                                    price_key=str(rate.key)),
             )
         else:
             assert rate.tiers is not None
             amount = usd(periods * tiered_amount(quantity, rate.tiers))
-            line = LineItem(
+            line = LineItem.model_construct(
                 component=component, name=name, quantity=float(quantity * periods), unit=unit,
                 rate_usd=rate.flat, rate_unit=rate.unit, amount_usd=amount,
                 price_key=str(rate.key), inputs=row_ids,
-                provenance=Derived(formula=formula, inputs=row_ids),
+                provenance=derived(formula, row_ids),
             )
         self.lines.append(line)
         return line
@@ -145,10 +148,10 @@ class Ledger:
                       rate_usd: Decimal, amount: Decimal, inputs: Sequence[str],
                       formula: str) -> LineItem:
         """A line whose rate is a user assumption rather than a price key."""
-        line = LineItem(
+        line = LineItem.model_construct(
             component=component, name=name, quantity=quantity, unit=unit, rate_usd=rate_usd,
-            amount_usd=usd(amount), inputs=list(inputs),
-            provenance=Derived(formula=formula, inputs=list(inputs)),
+            rate_unit="h", amount_usd=usd(amount), price_key=None, inputs=list(inputs),
+            provenance=derived(formula, list(inputs)),
         )
         self.lines.append(line)
         return line

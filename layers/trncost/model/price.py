@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -62,22 +63,28 @@ class PriceKey(DomainModel):
     purchase_option: PurchaseOption = PurchaseOption.on_demand
 
     def __str__(self) -> str:
-        return f"{self.service}/{self.region}/{self.item}/{self.purchase_option}"
+        return self._text
 
-    @classmethod
+    @staticmethod
+    @lru_cache(maxsize=1024)
     def for_instance(
-        cls,
         instance_type: str,
         region: str,
         purchase_option: PurchaseOption = PurchaseOption.on_demand,
         platform: Platform = Platform.ec2,
     ) -> PriceKey:
         service = Service.sagemaker if platform == Platform.sagemaker else Service.ec2
-        return cls(service=service, region=region, item=instance_type, purchase_option=purchase_option)
+        return PriceKey(service=service, region=region, item=instance_type,
+                        purchase_option=purchase_option)
 
-    @classmethod
-    def for_usage(cls, item: UsageItem, region: str) -> PriceKey:
-        return cls(service=USAGE_SERVICE[item], region=region, item=item.value)
+    @staticmethod
+    @lru_cache(maxsize=1024)
+    def for_usage(item: UsageItem, region: str) -> PriceKey:
+        return PriceKey(service=USAGE_SERVICE[item], region=region, item=item.value)
+
+    @cached_property
+    def _text(self) -> str:
+        return f"{self.service}/{self.region}/{self.item}/{self.purchase_option}"
 
 
 class PriceTier(DomainModel):

@@ -68,3 +68,19 @@ Provenance = Annotated[
     Union[OfficialPrice, TrialMeasurement, UserAssumption, Derived, Pending],
     Field(discriminator="kind"),
 ]
+
+
+# Fast constructors for the engine's hot path: the engine builds these from values it has
+# already validated, so they skip re-validation (the estimate round-trip tests cover them).
+def derived(formula: str, inputs: list[str]) -> Derived:
+    return Derived.model_construct(formula=formula, inputs=inputs)
+
+
+def measured(trial_ids: list[str], metric: str, code_versions: list[str],
+             dataset_ids: list[str]) -> TrialMeasurement:
+    return TrialMeasurement.model_construct(trial_ids=trial_ids, metric=metric,
+                                            code_versions=code_versions, dataset_ids=dataset_ids)
+
+
+def assumed(name: str, note: str | None = None) -> UserAssumption:
+    return UserAssumption.model_construct(name=name, note=note)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import cached_property
 
 from pydantic import Field, model_validator
 
@@ -58,7 +59,7 @@ class WallTime(DomainModel):
     restart_s: NonNegativeFloat | None = None
     other_s: NonNegativeFloat | None = None
 
-    @property
+    @cached_property
     def total_s(self) -> float:
         parts = (
             self.compile_s,
@@ -163,7 +164,7 @@ class TrialRun(DomainModel):
                 )
         return self
 
-    @property
+    @cached_property
     def instance_hours(self) -> float:
         return self.candidate.instance_count * (self.wall.total_s + self.reliability.rerun_s) / 3600
 

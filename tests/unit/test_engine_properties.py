@@ -1,0 +1,209 @@
+"""Properties of the engine that must hold for any workload, trials, prices and assumptions."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+from factories import candidate, inputs, instance_quote, snapshot, trial, workload
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from trncost.estimate import estimate
+from trncost.model import Estimate, EstimateInput, PriceSnapshot
+
+COUNTS = st.sampled_from([1, 2, 4, 8, 16])
+
+
+@st.composite
+def scenarios(draw, priced: bool | None = True) -> EstimateInput:
+    n_trial = draw(COUNTS)
+    trials = []
+    for i in range(draw(st.integers(1, 4))):
+        steady = draw(st.floats(60, 36_000))
+        tps = draw(st.floats(1e3, 1e6))
+        saves = draw(st.integers(0, 8))
+        failures = draw(st.integers(0, 3))
+        trials.append(trial(
+            f"t-{i}", count=n_trial, phase=draw(st.sampled_from(["baseline", "target"])),
+            work=tps * steady,
+            wall={
+                "compile_s": draw(st.floats(0, 7200)),
+                "warmup_s": draw(st.floats(0, 900)),
+                "steady_s": steady,
+                "data_wait_s": draw(st.floats(0, 0.3)) * steady,
+                "checkpoint_save_s": draw(st.floats(1, 300)) * saves if saves else None,
+                "evaluation_s": draw(st.floats(0, 0.1)) * steady,
+                "restart_s": draw(st.floats(0, 1800)) * failures if failures else None,
+            },
+            steady_throughput_samples=[tps * draw(st.floats(0.9, 1.1)) for _ in range(3)],
+            reliability={"failures": failures, "rerun_s": draw(st.floats(0, 600))},
+            checkpointing={"saves": saves, "size_gb": 50.0 if saves else None,
+                           "restore_verified": draw(st.booleans())},
+            usage={"log_ingest_gb": draw(st.floats(0, 5)),
+                   "transfer_out_gb": draw(st.floats(0, 500)),
+                   "transfer_inter_region_gb": draw(st.floats(0, 50)),
+                   "custom_metrics": draw(st.integers(0, 20_000))},
+        ))
+    count = draw(st.one_of(st.just(n_trial), COUNTS))
+    priced_now = draw(st.booleans()) if priced is None else priced
+    prices = [instance_quote("c7i.16xlarge", "2.856")]
+    if priced_now:
+        prices.append(instance_quote("trn2.48xlarge", str(draw(st.decimals("1", "120", places=4)))))
+    assumptions = {
+        "idle_fraction": draw(st.floats(0, 0.8)),
+        "ebs_gb_per_instance": draw(st.floats(0, 2000)),
+        "checkpoints_retained": draw(st.integers(0, 5)),
+        "storage_months_after_run": draw(st.floats(0, 6)),
+        "data_preparation": {"instance_type": "c7i.16xlarge",
+                             "instance_hours": draw(st.floats(0, 500))},
+        "engineering_hours": draw(st.floats(0, 400)),
+        "engineering_hourly_usd": str(draw(st.decimals("0", "300", places=2))),
+    }
+    if draw(st.booleans()):
+        assumptions["checkpoint_interval_s"] = draw(st.floats(300, 14_400))
+    return inputs(
+        wl=workload(target={"unit": "tokens", "amount": draw(st.floats(1e8, 1e12))},
+                    dataset_gb=draw(st.floats(0, 100_000))),
+        cand=candidate("trn2.48xlarge", count), trials=trials, prices=snapshot(*prices),
+        assumptions=assumptions,
+    )
+
+
+def with_assumption(inp: EstimateInput, **values) -> EstimateInput:
+    merged = {**inp.assumptions.model_dump(exclude_none=True), **values}
+    return inp.model_copy(update={"assumptions": type(inp.assumptions).model_validate(merged)})
+
+
+def scaled_prices(prices: PriceSnapshot, k: Decimal) -> PriceSnapshot:
+    quotes = [
+        q.model_copy(update={"tiers": [t.model_copy(update={"usd": t.usd * k}) for t in q.tiers]})
+        for q in prices.quotes
+    ]
+    return prices.model_copy(update={"quotes": quotes})
+
+
+def known(est: Estimate) -> Decimal:
+    return est.total_known_usd
+
+
+@settings(max_examples=60, deadline=None)
+@given(scenarios(priced=None))
+def test_total_is_the_sum_of_line_items(inp):
+    est = estimate(inp)
+    assume(est.status != "infeasible")
+    amounts = [li.amount_usd for li in est.line_items if li.amount_usd is not None]
+    assert est.total_known_usd == sum(amounts, Decimal(0))
+    assert sum(est.components.values(), Decimal(0)) == est.total_known_usd
+    if est.status == "complete":
+        assert est.total_usd == est.total_known_usd == est.cost_per_target_usd
+        assert all(li.amount_usd is not None for li in est.line_items)
+    else:
+        assert est.total_usd is None
+        pending_qty = sum(li.quantity for li in est.line_items if li.amount_usd is None)
+        assert sum(t.quantity for t in est.pending_terms) == pending_qty
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(priced=None), st.decimals("1", "5", places=3))
+def test_cost_never_decreases_when_prices_rise(inp, k):
+    base = estimate(inp)
+    assume(base.status != "infeasible")
+    dearer = estimate(inp.model_copy(update={"prices": scaled_prices(inp.prices, k)}))
+    assert known(dearer) >= known(base)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(), st.floats(0, 0.01), st.floats(0, 0.01))
+def test_cost_never_decreases_when_the_failure_rate_rises(inp, lam, extra):
+    low = estimate(with_assumption(inp, failure_rate_per_instance_hour=lam))
+    high = estimate(with_assumption(inp, failure_rate_per_instance_hour=lam + extra))
+    assume(high.status == "complete" and low.status == "complete")
+    assert high.total_usd >= low.total_usd
+    assert high.time.total_h >= low.time.total_h
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(), st.floats(0, 0.9), st.floats(0, 0.09))
+def test_cost_never_decreases_when_the_idle_fraction_rises(inp, idle, extra):
+    low = estimate(with_assumption(inp, idle_fraction=idle))
+    high = estimate(with_assumption(inp, idle_fraction=idle + extra))
+    assume(high.status == "complete")
+    assert high.total_usd >= low.total_usd
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(), st.floats(1, 10))
+def test_cost_never_increases_when_throughput_rises(inp, k):
+    slow = estimate(inp)
+    faster_trials = [
+        t.model_copy(update={"work": t.work.model_copy(update={
+            "done": t.work.done * k, "quality_meeting": t.work.quality_meeting * k})})
+        for t in inp.trials
+    ]
+    fast = estimate(inp.model_copy(update={"trials": faster_trials}))
+    assume(slow.status == "complete" and fast.status == "complete")
+    assert fast.total_usd <= slow.total_usd
+    assert fast.time.total_h <= slow.time.total_h * (1 + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(priced=False))
+def test_a_pending_price_never_yields_a_complete_total(inp):
+    est = estimate(inp)
+    assume(est.status != "infeasible")
+    assert est.status == "incomplete"
+    assert est.total_usd is None and est.cost_per_target_usd is None
+    assert [t.price_key for t in est.pending_terms] == [
+        "AmazonEC2/us-east-1/trn2.48xlarge/on_demand"]
+    assert "P[AmazonEC2/us-east-1/trn2.48xlarge/on_demand]" in est.total_formula
+    assert all(li.provenance.kind == "pending" for li in est.line_items if li.amount_usd is None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(priced=None))
+def test_every_line_and_input_has_provenance_and_resolvable_inputs(inp):
+    est = estimate(inp)
+    ids = {row.id for row in est.inputs}
+    assert len(ids) == len(est.inputs)
+    for row in est.inputs:
+        assert row.provenance.kind in {"official_price", "trial_measurement", "user_assumption",
+                                       "derived", "pending"}
+        if row.provenance.kind == "derived":
+            assert set(row.provenance.inputs) <= ids, row.id
+    for li in est.line_items:
+        assert li.provenance.kind in {"derived", "pending"}
+        assert li.inputs and set(li.inputs) <= ids, li.name
+    prices = [r for r in est.inputs if r.id.startswith("price:")]
+    assert all(r.provenance.kind in {"official_price", "pending"} for r in prices)
+
+
+def _money_fields(est: Estimate):
+    yield est.total_known_usd
+    yield est.total_usd
+    yield est.cost_per_target_usd
+    yield est.cost_per_million_tokens_usd
+    yield from est.components.values()
+    for li in est.line_items:
+        yield li.amount_usd
+        yield li.rate_usd
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(priced=None))
+def test_money_never_becomes_float(inp):
+    est = estimate(inp)
+    for value in _money_fields(est):
+        assert value is None or isinstance(value, Decimal)
+    dumped = json.loads(est.model_dump_json())
+    assert isinstance(dumped["total_known_usd"], str)
+    for li in dumped["line_items"]:
+        assert li["amount_usd"] is None or isinstance(li["amount_usd"], str)
+    # and back: the JSON form round-trips to the same Decimals
+    assert Estimate.model_validate_json(est.model_dump_json()) == est
+
+
+@settings(max_examples=30, deadline=None)
+@given(scenarios(priced=None))
+def test_same_input_same_estimate(inp):
+    assert estimate(inp) == estimate(inp)
