@@ -48,10 +48,14 @@ def main(runs: int = 2000) -> int:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     median_ms = statistics.median(samples) * 1e3
-    print(f"estimate (12 trials, {len(est.line_items)} line items, {len(est.inputs)} input rows, "
-          f"6 components), {runs} runs")
-    print(f"  median {median_ms:.3f} ms | p90 {samples[int(runs * 0.9)] * 1e3:.3f} ms | "
-          f"min {samples[0] * 1e3:.3f} ms | peak alloc {peak / 1024:.0f} KiB")
+    print(
+        f"estimate (12 trials, {len(est.line_items)} line items, {len(est.inputs)} input rows, "
+        f"6 components), {runs} runs"
+    )
+    print(
+        f"  median {median_ms:.3f} ms | p90 {samples[int(runs * 0.9)] * 1e3:.3f} ms | "
+        f"min {samples[0] * 1e3:.3f} ms | peak alloc {peak / 1024:.0f} KiB"
+    )
     print(f"  goal ≤ 2 ms: {'met' if median_ms <= 2.0 else 'NOT met'}")
     return 0
 

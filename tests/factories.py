@@ -24,10 +24,18 @@ SNAPSHOT = "snap-test-1"
 # Real Price List tier shapes (us-east-1): S3 Standard per GB-month by monthly volume,
 # data transfer out to the internet per GB by monthly volume, custom metrics per metric-month.
 S3_TIERS = [(0, 51200, "0.023"), (51200, 512000, "0.022"), (512000, None, "0.021")]
-OUT_TIERS = [(0, 10240, "0.09"), (10240, 51200, "0.085"), (51200, 153600, "0.07"),
-             (153600, None, "0.05")]
-METRIC_TIERS = [(0, 10000, "0.30"), (10000, 250000, "0.10"), (250000, 1000000, "0.05"),
-                (1000000, None, "0.02")]
+OUT_TIERS = [
+    (0, 10240, "0.09"),
+    (10240, 51200, "0.085"),
+    (51200, 153600, "0.07"),
+    (153600, None, "0.05"),
+]
+METRIC_TIERS = [
+    (0, 10000, "0.30"),
+    (10000, 250000, "0.10"),
+    (250000, 1000000, "0.05"),
+    (1000000, None, "0.02"),
+]
 
 
 def workload(**over: Any) -> Workload:
@@ -50,20 +58,32 @@ def candidate(instance_type: str = "trn2.48xlarge", count: int = 2, **over: Any)
     return Candidate.model_validate(data)
 
 
-def trial(trial_id: str = "t-1", *, instance_type: str = "trn2.48xlarge", count: int = 2,
-          phase: str = "baseline", status: str = "completed", work: float = 3.6e8,
-          quality_work: float | None = None, wall: dict[str, Any] | None = None,
-          scope: dict[str, bool] | None = None, **over: Any) -> TrialRun:
+def trial(
+    trial_id: str = "t-1",
+    *,
+    instance_type: str = "trn2.48xlarge",
+    count: int = 2,
+    phase: str = "baseline",
+    status: str = "completed",
+    work: float = 3.6e8,
+    quality_work: float | None = None,
+    wall: dict[str, Any] | None = None,
+    scope: dict[str, bool] | None = None,
+    **over: Any,
+) -> TrialRun:
     data: dict[str, Any] = {
         "trial_id": trial_id,
         "workload_id": "wl-1",
         "phase": phase,
         "status": status,
         "candidate": {"instance_type": instance_type, "instance_count": count, "region": REGION},
-        "timing_scope": scope or {"compile": True, "data_loading": True, "checkpoints": True,
-                                  "evaluation": True},
-        "work": {"unit": "tokens", "done": work,
-                 "quality_meeting": work if quality_work is None else quality_work},
+        "timing_scope": scope
+        or {"compile": True, "data_loading": True, "checkpoints": True, "evaluation": True},
+        "work": {
+            "unit": "tokens",
+            "done": work,
+            "quality_meeting": work if quality_work is None else quality_work,
+        },
         "wall": wall or {"steady_s": 3600.0},
         "code_version": "git:abc123",
         "dataset_id": "ds-1",
@@ -72,15 +92,20 @@ def trial(trial_id: str = "t-1", *, instance_type: str = "trn2.48xlarge", count:
     return TrialRun.model_validate(data)
 
 
-def quote(key: PriceKey, tiers: list[tuple[float, float | None, str]], unit: str,
-          **over: Any) -> PriceQuote:
+def quote(
+    key: PriceKey, tiers: list[tuple[float, float | None, str]], unit: str, **over: Any
+) -> PriceQuote:
     data: dict[str, Any] = {
         "key": key,
         "status": "official",
         "unit": unit,
         "tiers": [
-            PriceTier(begin=Decimal(str(b)), end=None if e is None else Decimal(str(e)),
-                      usd=Decimal(u), rate_code=f"SKU{i}.JRTCKXETXF.6YS6EN2CT7")
+            PriceTier(
+                begin=Decimal(str(b)),
+                end=None if e is None else Decimal(str(e)),
+                usd=Decimal(u),
+                rate_code=f"SKU{i}.JRTCKXETXF.6YS6EN2CT7",
+            )
             for i, (b, e, u) in enumerate(tiers)
         ],
         "sku": f"SKU-{key.item}",
@@ -111,16 +136,26 @@ def usage_quotes() -> list[PriceQuote]:
 
 def snapshot(*quotes: PriceQuote, usage: bool = True) -> PriceSnapshot:
     return PriceSnapshot(
-        snapshot_id=SNAPSHOT, taken_at="2026-11-01T00:00:00Z", source="query_api",
+        snapshot_id=SNAPSHOT,
+        taken_at="2026-11-01T00:00:00Z",
+        source="query_api",
         publication_dates={"AmazonEC2": "2026-11-01T00:00:00Z"},
         quotes=[*quotes, *(usage_quotes() if usage else [])],
     )
 
 
-def inputs(*, wl: Workload | None = None, cand: Candidate | None = None,
-           trials: list[TrialRun], prices: PriceSnapshot,
-           assumptions: dict[str, Any] | None = None) -> EstimateInput:
+def inputs(
+    *,
+    wl: Workload | None = None,
+    cand: Candidate | None = None,
+    trials: list[TrialRun],
+    prices: PriceSnapshot,
+    assumptions: dict[str, Any] | None = None,
+) -> EstimateInput:
     return EstimateInput(
-        workload=wl or workload(), candidate=cand or candidate(), trials=trials, prices=prices,
+        workload=wl or workload(),
+        candidate=cand or candidate(),
+        trials=trials,
+        prices=prices,
         assumptions=Assumptions.model_validate(assumptions or {}),
     )

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from trncost.estimate import DomainError, MissingEvidence, estimate
-from trncost.model import Estimate
+from trncost.model import Estimate, Provenance
 from trncost.requestfile import RequestFileError, load_estimate_file
 
 
@@ -34,6 +34,21 @@ def _num(x: object) -> str:
     return str(x)
 
 
+def provenance_source(p: Provenance) -> str:
+    """One line saying where a number comes from."""
+    match p.kind:
+        case "official_price":
+            return f"snapshot {p.snapshot_id} sku {p.sku} rate {p.rate_code}"
+        case "trial_measurement":
+            return f"{p.metric} ← {', '.join(p.trial_ids)}"
+        case "user_assumption":
+            return p.name + (f" ({p.note})" if p.note else "")
+        case "derived":
+            return p.formula
+        case _:
+            return p.reason
+
+
 def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None:
     c = est.candidate
     console.rule(f"[bold]{c.label}[/bold] — {est.status.upper()}")
@@ -42,8 +57,10 @@ def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None
     else:
         t = est.time
         assert t is not None
-        console.print(f"Target: {est.target_amount:,.4g} {est.target_unit}"
-                      + (f" ({est.target_tokens:,.4g} tokens)" if est.target_tokens else ""))
+        console.print(
+            f"Target: {est.target_amount:,.4g} {est.target_unit}"
+            + (f" ({est.target_tokens:,.4g} tokens)" if est.target_tokens else "")
+        )
         console.print(
             f"Time to target: {t.total_h:,.1f} h (steady {t.steady_h:,.1f} h, compile "
             f"{t.compile_h:.2f} h, warm-up {t.warmup_h:.2f} h, checkpoints {t.checkpoint_h:.2f} h, "
@@ -52,29 +69,49 @@ def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None
         )
         console.print(f"Effective throughput: {est.effective_throughput:,.0f} {est.target_unit}/s")
         if est.complete:
-            console.print(f"[bold]Cost per completed target: {money(est.total_usd)}[/bold]"
-                          + (f" — {money(est.cost_per_million_tokens_usd)} per 1M tokens"
-                             if est.cost_per_million_tokens_usd is not None else ""))
+            console.print(
+                f"[bold]Cost per completed target: {money(est.total_usd)}[/bold]"
+                + (
+                    f" — {money(est.cost_per_million_tokens_usd)} per 1M tokens"
+                    if est.cost_per_million_tokens_usd is not None
+                    else ""
+                )
+            )
         else:
             console.print(f"[bold yellow]Incomplete: {est.total_formula}[/bold yellow]")
             for term in est.pending_terms:
                 console.print(f"  PENDING {term.price_key}: {term.reason}")
         lines = Table(title="Line items", show_lines=False)
-        for col, justify in (("component", "left"), ("item", "left"), ("quantity", "right"),
-                             ("unit", "left"), ("rate", "right"), ("amount", "right")):
+        for col, justify in (
+            ("component", "left"),
+            ("item", "left"),
+            ("quantity", "right"),
+            ("unit", "left"),
+            ("rate", "right"),
+            ("amount", "right"),
+        ):
             lines.add_column(col, justify=justify)
         for li in est.line_items:
-            lines.add_row(li.component.value, li.name, _num(li.quantity), li.unit,
-                          "tiered" if li.rate_usd is None and li.amount_usd is not None
-                          else ("PENDING" if li.rate_usd is None else f"{li.rate_usd}"),
-                          money(li.amount_usd))
+            lines.add_row(
+                li.component.value,
+                li.name,
+                _num(li.quantity),
+                li.unit,
+                "tiered"
+                if li.rate_usd is None and li.amount_usd is not None
+                else ("PENDING" if li.rate_usd is None else f"{li.rate_usd}"),
+                money(li.amount_usd),
+            )
         console.print(lines)
         totals = Table(title="By component")
         totals.add_column("component")
         totals.add_column("known amount", justify="right")
         for comp, amount in est.components.items():
             totals.add_row(comp.value, money(amount))
-        totals.add_row("[bold]total[/bold]", f"[bold]{money(est.total_usd) if est.complete else est.total_formula}[/bold]")
+        totals.add_row(
+            "[bold]total[/bold]",
+            f"[bold]{money(est.total_usd) if est.complete else est.total_formula}[/bold]",
+        )
         console.print(totals)
     if est.warnings:
         console.print("[bold]Warnings[/bold]")
@@ -86,13 +123,7 @@ def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None
             table.add_column(col, overflow="fold")
         for row in est.inputs:
             p = row.provenance
-            source = {
-                "official_price": lambda: f"snapshot {p.snapshot_id} sku {p.sku} rate {p.rate_code}",
-                "trial_measurement": lambda: f"{p.metric} ← {', '.join(p.trial_ids)}",
-                "user_assumption": lambda: p.name + (f" ({p.note})" if p.note else ""),
-                "derived": lambda: p.formula,
-                "pending": lambda: p.reason,
-            }[p.kind]()
+            source = provenance_source(p)
             table.add_row(row.id, _num(row.value), row.unit or "", p.kind, source)
         console.print(table)
 
@@ -127,8 +158,9 @@ def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="trncost", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="trncost", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     est = sub.add_parser("estimate", help="estimate every candidate in a request file")
     est.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")

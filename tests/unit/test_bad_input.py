@@ -53,10 +53,15 @@ def test_an_unknown_phase_is_refused():
     assert locs(exc.value) == {"phase"}
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("steady_s", -5.0), ("steady_s", float("nan")), ("compile_s", float("inf")),
-    ("checkpoint_save_s", -1.0),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("steady_s", -5.0),
+        ("steady_s", float("nan")),
+        ("compile_s", float("inf")),
+        ("checkpoint_save_s", -1.0),
+    ],
+)
 def test_negative_or_non_finite_times_are_refused(field, value):
     wall = {"steady_s": 3600.0, field: value}
     with pytest.raises(ValidationError) as exc:
@@ -72,9 +77,10 @@ def test_quality_meeting_work_cannot_exceed_work_done():
 
 def test_a_time_outside_the_timing_scope_is_a_contradiction():
     with pytest.raises(ValidationError) as exc:
-        trial(wall={"steady_s": 3600, "compile_s": 600},
-              scope={"compile": False, "data_loading": True, "checkpoints": True,
-                     "evaluation": True})
+        trial(
+            wall={"steady_s": 3600, "compile_s": 600},
+            scope={"compile": False, "data_loading": True, "checkpoints": True, "evaluation": True},
+        )
     assert "timing_scope.compile is false" in str(exc.value)
 
 
@@ -94,8 +100,13 @@ def test_money_rejects_nan_and_negative_prices():
     with pytest.raises(ValidationError):
         PriceTier(usd=Decimal("-1"), rate_code="r")
     with pytest.raises(ValidationError, match="pending quote carries no price"):
-        PriceQuote(key=key, status="pending", pending_reason="x", snapshot_id="s",
-                   tiers=[PriceTier(usd=Decimal(1), rate_code="r")])
+        PriceQuote(
+            key=key,
+            status="pending",
+            pending_reason="x",
+            snapshot_id="s",
+            tiers=[PriceTier(usd=Decimal(1), rate_code="r")],
+        )
     with pytest.raises(ValidationError, match="pending_reason"):
         PriceQuote(key=key, status="pending", snapshot_id="s")
 
@@ -103,17 +114,28 @@ def test_money_rejects_nan_and_negative_prices():
 def test_tiers_must_be_contiguous():
     key = PriceKey.for_instance("trn2.48xlarge", "us-east-1")
     with pytest.raises(ValidationError, match=r"tiers\[1\].begin must be 100"):
-        PriceQuote(key=key, status="official", unit="GB", sku="S", snapshot_id="s", tiers=[
-            PriceTier(begin=Decimal(0), end=Decimal(100), usd=Decimal(1), rate_code="a"),
-            PriceTier(begin=Decimal(200), usd=Decimal(1), rate_code="b")])
+        PriceQuote(
+            key=key,
+            status="official",
+            unit="GB",
+            sku="S",
+            snapshot_id="s",
+            tiers=[
+                PriceTier(begin=Decimal(0), end=Decimal(100), usd=Decimal(1), rate_code="a"),
+                PriceTier(begin=Decimal(200), usd=Decimal(1), rate_code="b"),
+            ],
+        )
 
 
-@pytest.mark.parametrize(("data", "field"), [
-    ({"idle_fraction": 1.0}, "idle_fraction"),
-    ({"idle_fraction": -0.1}, "idle_fraction.value"),
-    ({"restart_s": {"value": float("nan")}}, "restart_s.value"),
-    ({"engineering_hours": 10}, None),
-])
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"idle_fraction": 1.0}, "idle_fraction"),
+        ({"idle_fraction": -0.1}, "idle_fraction.value"),
+        ({"restart_s": {"value": float("nan")}}, "restart_s.value"),
+        ({"engineering_hours": 10}, None),
+    ],
+)
 def test_assumptions_are_validated(data, field):
     with pytest.raises(ValidationError) as exc:
         Assumptions.model_validate(data)
@@ -132,9 +154,11 @@ def test_a_candidate_with_no_trial_is_missing_evidence_not_a_guess():
 
 
 def test_only_failed_or_fit_trials_are_missing_evidence():
-    trials = [trial("t-fit", phase="fit"),
-              trial("t-div", status="diverged", quality_work=0),
-              trial("t-fail", status="failed")]
+    trials = [
+        trial("t-fit", phase="fit"),
+        trial("t-div", status="diverged", quality_work=0),
+        trial("t-fail", status="failed"),
+    ]
     with pytest.raises(MissingEvidence) as exc:
         estimate(inputs(trials=trials, prices=snapshot()))
     message = str(exc.value)
@@ -153,8 +177,13 @@ def test_work_in_samples_without_tokens_per_sample_is_a_domain_error():
 
 def test_work_in_samples_is_converted_with_tokens_per_sample():
     t = trial(work=3.6e8)
-    t = t.model_copy(update={"work": t.work.model_copy(update={
-        "unit": "samples", "done": 3.6e8 / 4096, "quality_meeting": 3.6e8 / 4096})})
+    t = t.model_copy(
+        update={
+            "work": t.work.model_copy(
+                update={"unit": "samples", "done": 3.6e8 / 4096, "quality_meeting": 3.6e8 / 4096}
+            )
+        }
+    )
     est = estimate(inputs(trials=[t], prices=snapshot(instance_quote("trn2.48xlarge", "36"))))
     assert est.steady_throughput == pytest.approx(1e5)
 

@@ -29,11 +29,16 @@ def test_example_covers_trn2_trn3_and_a_gpu(example):
     trn3 = example["trn3.48xlarge"]
     assert trn3.status == "incomplete" and trn3.total_usd is None
     assert [t.price_key for t in trn3.pending_terms] == [
-        "AmazonEC2/us-east-2/trn3.48xlarge/on_demand"]
+        "AmazonEC2/us-east-2/trn3.48xlarge/on_demand"
+    ]
     # The trn3 trials ran one instance; the candidate runs two: flagged, not hidden.
     codes = {w.code for w in trn3.warnings}
-    assert {"unmeasured_instance_count", "no_target_phase_trial", "restore_never_verified",
-            "quality_gate_not_verified"} <= codes
+    assert {
+        "unmeasured_instance_count",
+        "no_target_phase_trial",
+        "restore_never_verified",
+        "quality_gate_not_verified",
+    } <= codes
 
 
 def test_example_says_its_prices_are_not_official(example):
@@ -48,8 +53,13 @@ def test_example_says_its_prices_are_not_official(example):
 def test_every_component_is_present_in_the_example(example):
     est = example["trn2.48xlarge"]
     assert {li.component.value for li in est.line_items} == {
-        "instances", "storage", "data_transfer", "logs", "data_preparation",
-        "adaptation_reruns"}
+        "instances",
+        "storage",
+        "data_transfer",
+        "logs",
+        "data_preparation",
+        "adaptation_reruns",
+    }
     assert est.total_usd == sum(li.amount_usd for li in est.line_items)
     assert est.total_usd > Decimal(0)
 
@@ -57,10 +67,21 @@ def test_every_component_is_present_in_the_example(example):
 def test_cli_prints_estimate_line_items_and_input_table(capsys):
     assert main(["estimate", str(EXAMPLE)]) == 0
     out = capsys.readouterr().out
-    for text in ("4× trn2.48xlarge", "2× trn3.48xlarge", "4× p5.48xlarge", "Line items",
-                 "Input table", "Cost per completed target", "INCOMPLETE",
-                 "P[AmazonEC2/us-east-2/trn3.48xlarge/on_demand]", "official_price",
-                 "trial_measurement", "user_assumption", "derived", "pending"):
+    for text in (
+        "4× trn2.48xlarge",
+        "2× trn3.48xlarge",
+        "4× p5.48xlarge",
+        "Line items",
+        "Input table",
+        "Cost per completed target",
+        "INCOMPLETE",
+        "P[AmazonEC2/us-east-2/trn3.48xlarge/on_demand]",
+        "official_price",
+        "trial_measurement",
+        "user_assumption",
+        "derived",
+        "pending",
+    ):
         assert text in out, text
 
 
@@ -81,8 +102,15 @@ def test_cli_reports_a_bad_file_without_a_traceback(tmp_path, capsys):
 
 def test_cli_reports_missing_evidence_and_fails(tmp_path, capsys):
     data = json.loads(EXAMPLE.read_text())
-    data["candidates"] = [{"candidate": {"instance_type": "p6-b200.48xlarge",
-                                         "instance_count": 2, "region": "us-east-2"}}]
+    data["candidates"] = [
+        {
+            "candidate": {
+                "instance_type": "p6-b200.48xlarge",
+                "instance_count": 2,
+                "region": "us-east-2",
+            }
+        }
+    ]
     for part in ("workload", "trials", "prices"):
         data[part] = str(EXAMPLE.parent / data[part])
     path = tmp_path / "estimate.json"

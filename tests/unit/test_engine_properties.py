@@ -24,27 +24,36 @@ def scenarios(draw, priced: bool | None = True) -> EstimateInput:
         tps = draw(st.floats(1e3, 1e6))
         saves = draw(st.integers(0, 8))
         failures = draw(st.integers(0, 3))
-        trials.append(trial(
-            f"t-{i}", count=n_trial, phase=draw(st.sampled_from(["baseline", "target"])),
-            work=tps * steady,
-            wall={
-                "compile_s": draw(st.floats(0, 7200)),
-                "warmup_s": draw(st.floats(0, 900)),
-                "steady_s": steady,
-                "data_wait_s": draw(st.floats(0, 0.3)) * steady,
-                "checkpoint_save_s": draw(st.floats(1, 300)) * saves if saves else None,
-                "evaluation_s": draw(st.floats(0, 0.1)) * steady,
-                "restart_s": draw(st.floats(0, 1800)) * failures if failures else None,
-            },
-            steady_throughput_samples=[tps * draw(st.floats(0.9, 1.1)) for _ in range(3)],
-            reliability={"failures": failures, "rerun_s": draw(st.floats(0, 600))},
-            checkpointing={"saves": saves, "size_gb": 50.0 if saves else None,
-                           "restore_verified": draw(st.booleans())},
-            usage={"log_ingest_gb": draw(st.floats(0, 5)),
-                   "transfer_out_gb": draw(st.floats(0, 500)),
-                   "transfer_inter_region_gb": draw(st.floats(0, 50)),
-                   "custom_metrics": draw(st.integers(0, 20_000))},
-        ))
+        trials.append(
+            trial(
+                f"t-{i}",
+                count=n_trial,
+                phase=draw(st.sampled_from(["baseline", "target"])),
+                work=tps * steady,
+                wall={
+                    "compile_s": draw(st.floats(0, 7200)),
+                    "warmup_s": draw(st.floats(0, 900)),
+                    "steady_s": steady,
+                    "data_wait_s": draw(st.floats(0, 0.3)) * steady,
+                    "checkpoint_save_s": draw(st.floats(1, 300)) * saves if saves else None,
+                    "evaluation_s": draw(st.floats(0, 0.1)) * steady,
+                    "restart_s": draw(st.floats(0, 1800)) * failures if failures else None,
+                },
+                steady_throughput_samples=[tps * draw(st.floats(0.9, 1.1)) for _ in range(3)],
+                reliability={"failures": failures, "rerun_s": draw(st.floats(0, 600))},
+                checkpointing={
+                    "saves": saves,
+                    "size_gb": 50.0 if saves else None,
+                    "restore_verified": draw(st.booleans()),
+                },
+                usage={
+                    "log_ingest_gb": draw(st.floats(0, 5)),
+                    "transfer_out_gb": draw(st.floats(0, 500)),
+                    "transfer_inter_region_gb": draw(st.floats(0, 50)),
+                    "custom_metrics": draw(st.integers(0, 20_000)),
+                },
+            )
+        )
     count = draw(st.one_of(st.just(n_trial), COUNTS))
     priced_now = draw(st.booleans()) if priced is None else priced
     prices = [instance_quote("c7i.16xlarge", "2.856")]
@@ -55,17 +64,23 @@ def scenarios(draw, priced: bool | None = True) -> EstimateInput:
         "ebs_gb_per_instance": draw(st.floats(0, 2000)),
         "checkpoints_retained": draw(st.integers(0, 5)),
         "storage_months_after_run": draw(st.floats(0, 6)),
-        "data_preparation": {"instance_type": "c7i.16xlarge",
-                             "instance_hours": draw(st.floats(0, 500))},
+        "data_preparation": {
+            "instance_type": "c7i.16xlarge",
+            "instance_hours": draw(st.floats(0, 500)),
+        },
         "engineering_hours": draw(st.floats(0, 400)),
         "engineering_hourly_usd": str(draw(st.decimals("0", "300", places=2))),
     }
     if draw(st.booleans()):
         assumptions["checkpoint_interval_s"] = draw(st.floats(300, 14_400))
     return inputs(
-        wl=workload(target={"unit": "tokens", "amount": draw(st.floats(1e8, 1e12))},
-                    dataset_gb=draw(st.floats(0, 100_000))),
-        cand=candidate("trn2.48xlarge", count), trials=trials, prices=snapshot(*prices),
+        wl=workload(
+            target={"unit": "tokens", "amount": draw(st.floats(1e8, 1e12))},
+            dataset_gb=draw(st.floats(0, 100_000)),
+        ),
+        cand=candidate("trn2.48xlarge", count),
+        trials=trials,
+        prices=snapshot(*prices),
         assumptions=assumptions,
     )
 
@@ -137,8 +152,13 @@ def test_cost_never_decreases_when_the_idle_fraction_rises(inp, idle, extra):
 def test_cost_never_increases_when_throughput_rises(inp, k):
     slow = estimate(inp)
     faster_trials = [
-        t.model_copy(update={"work": t.work.model_copy(update={
-            "done": t.work.done * k, "quality_meeting": t.work.quality_meeting * k})})
+        t.model_copy(
+            update={
+                "work": t.work.model_copy(
+                    update={"done": t.work.done * k, "quality_meeting": t.work.quality_meeting * k}
+                )
+            }
+        )
         for t in inp.trials
     ]
     fast = estimate(inp.model_copy(update={"trials": faster_trials}))
@@ -155,7 +175,8 @@ def test_a_pending_price_never_yields_a_complete_total(inp):
     assert est.status == "incomplete"
     assert est.total_usd is None and est.cost_per_target_usd is None
     assert [t.price_key for t in est.pending_terms] == [
-        "AmazonEC2/us-east-1/trn2.48xlarge/on_demand"]
+        "AmazonEC2/us-east-1/trn2.48xlarge/on_demand"
+    ]
     assert "P[AmazonEC2/us-east-1/trn2.48xlarge/on_demand]" in est.total_formula
     assert all(li.provenance.kind == "pending" for li in est.line_items if li.amount_usd is None)
 
@@ -167,8 +188,13 @@ def test_every_line_and_input_has_provenance_and_resolvable_inputs(inp):
     ids = {row.id for row in est.inputs}
     assert len(ids) == len(est.inputs)
     for row in est.inputs:
-        assert row.provenance.kind in {"official_price", "trial_measurement", "user_assumption",
-                                       "derived", "pending"}
+        assert row.provenance.kind in {
+            "official_price",
+            "trial_measurement",
+            "user_assumption",
+            "derived",
+            "pending",
+        }
         if row.provenance.kind == "derived":
             assert set(row.provenance.inputs) <= ids, row.id
     for li in est.line_items:

@@ -8,8 +8,22 @@ from pathlib import Path
 import trncost.estimate
 
 ENGINE = Path(trncost.estimate.__file__).parent
-FORBIDDEN_MODULES = {"boto3", "botocore", "os", "pathlib", "time", "datetime", "random",
-                     "socket", "subprocess", "urllib", "requests", "io", "shutil", "tempfile"}
+FORBIDDEN_MODULES = {
+    "boto3",
+    "botocore",
+    "os",
+    "pathlib",
+    "time",
+    "datetime",
+    "random",
+    "socket",
+    "subprocess",
+    "urllib",
+    "requests",
+    "io",
+    "shutil",
+    "tempfile",
+}
 FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval"}
 
 

@@ -33,9 +33,19 @@ def close(actual: Decimal | None, expected: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 def example_one():
     t = trial(
-        "t-1", phase="target", count=2, work=3.6e8,
-        wall={"compile_s": 1800, "compile_cache_hit": False, "warmup_s": 360, "steady_s": 3000,
-              "data_wait_s": 600, "checkpoint_save_s": 120, "evaluation_s": 180},
+        "t-1",
+        phase="target",
+        count=2,
+        work=3.6e8,
+        wall={
+            "compile_s": 1800,
+            "compile_cache_hit": False,
+            "warmup_s": 360,
+            "steady_s": 3000,
+            "data_wait_s": 600,
+            "checkpoint_save_s": 120,
+            "evaluation_s": 180,
+        },
         checkpointing={"saves": 2, "size_gb": 100, "restore_verified": True},
         quality={"metric": "eval_loss", "value": 1.9},
     )
@@ -43,14 +53,21 @@ def example_one():
         wl=workload(dataset_gb=1000),
         cand=candidate("trn2.48xlarge", 2),
         trials=[t],
-        prices=snapshot(instance_quote("trn2.48xlarge", "36.00"),
-                        instance_quote("c7i.16xlarge", "2.856")),
+        prices=snapshot(
+            instance_quote("trn2.48xlarge", "36.00"), instance_quote("c7i.16xlarge", "2.856")
+        ),
         assumptions={
-            "idle_fraction": 0.2, "ebs_gb_per_instance": 100, "checkpoints_retained": 2,
-            "storage_months_after_run": 1, "transfer_out_gb": 1000,
-            "transfer_inter_region_gb": 500, "log_ingest_gb": 100, "custom_metrics": 50,
+            "idle_fraction": 0.2,
+            "ebs_gb_per_instance": 100,
+            "checkpoints_retained": 2,
+            "storage_months_after_run": 1,
+            "transfer_out_gb": 1000,
+            "transfer_inter_region_gb": 500,
+            "log_ingest_gb": 100,
+            "custom_metrics": 50,
             "data_preparation": {"instance_type": "c7i.16xlarge", "instance_hours": 10},
-            "engineering_hours": 10, "engineering_hourly_usd": "100",
+            "engineering_hours": 10,
+            "engineering_hourly_usd": "100",
         },
     )
 
@@ -116,8 +133,14 @@ def test_example_one_cost_lines_and_total():
 
 def test_example_one_components_sum_to_total_and_every_line_is_traceable():
     est = estimate(example_one())
-    assert set(est.components) == {"instances", "storage", "data_transfer", "logs",
-                                   "data_preparation", "adaptation_reruns"}
+    assert set(est.components) == {
+        "instances",
+        "storage",
+        "data_transfer",
+        "logs",
+        "data_preparation",
+        "adaptation_reruns",
+    }
     assert sum(est.components.values()) == est.total_usd
     ids = {row.id for row in est.inputs}
     for li in est.line_items:
@@ -140,16 +163,29 @@ def test_example_one_components_sum_to_total_and_every_line_is_traceable():
 # ---------------------------------------------------------------------------------------------
 def example_two():
     t = trial(
-        "t-a", instance_type="trn3.48xlarge", phase="target", count=4, work=1.44e9,
-        wall={"compile_s": 3600, "warmup_s": 0, "steady_s": 7200, "data_wait_s": 0,
-              "restart_s": 1200},
+        "t-a",
+        instance_type="trn3.48xlarge",
+        phase="target",
+        count=4,
+        work=1.44e9,
+        wall={
+            "compile_s": 3600,
+            "warmup_s": 0,
+            "steady_s": 7200,
+            "data_wait_s": 0,
+            "restart_s": 1200,
+        },
         reliability={"failures": 2},
         checkpointing={"restore_verified": True},
         quality={"metric": "eval_loss", "value": 1.95},
         usage={"log_ingest_gb": 4.8, "transfer_out_gb": 48},
     )
-    return inputs(cand=candidate("trn3.48xlarge", 4), trials=[t], prices=snapshot(),
-                  assumptions={"checkpoint_interval_s": 1800})
+    return inputs(
+        cand=candidate("trn3.48xlarge", 4),
+        trials=[t],
+        prices=snapshot(),
+        assumptions={"checkpoint_interval_s": 1800},
+    )
 
 
 def test_example_two_failure_fixed_point():
@@ -207,9 +243,12 @@ def test_example_two_pending_price_keeps_the_total_symbolic():
 def tiny(**assumptions):
     # 1e6 tokens at 100,000 tokens/s: 10 s of steady work and nothing else measured.
     t = trial("t-tiny", phase="target", count=2, work=3.6e8, wall={"steady_s": 3600})
-    return inputs(wl=workload(target={"unit": "tokens", "amount": 1e6}, dataset_gb=60000),
-                  trials=[t], prices=snapshot(instance_quote("trn2.48xlarge", "36.00")),
-                  assumptions=assumptions)
+    return inputs(
+        wl=workload(target={"unit": "tokens", "amount": 1e6}, dataset_gb=60000),
+        trials=[t],
+        prices=snapshot(instance_quote("trn2.48xlarge", "36.00")),
+        assumptions=assumptions,
+    )
 
 
 def test_ec2_bills_a_60_second_minimum():
@@ -231,24 +270,43 @@ def test_s3_and_transfer_tiers():
 def test_transfer_over_several_billing_months_is_tiered_per_month():
     # steady 7.2e9 / 1e5 = 72,000 s = 20 h... make it 1,000 h: 3.6e11 tokens → 2 billing months
     t = trial("t-1", phase="target", count=2, work=3.6e8, wall={"steady_s": 3600})
-    est = estimate(inputs(wl=workload(target={"unit": "tokens", "amount": 3.6e11}), trials=[t],
-                          prices=snapshot(instance_quote("trn2.48xlarge", "36.00")),
-                          assumptions={"transfer_out_gb": 40960}))
+    est = estimate(
+        inputs(
+            wl=workload(target={"unit": "tokens", "amount": 3.6e11}),
+            trials=[t],
+            prices=snapshot(instance_quote("trn2.48xlarge", "36.00")),
+            assumptions={"transfer_out_gb": 40960},
+        )
+    )
     assert est.time.held_h == pytest.approx(1000)
     # ceil(1,000 / 730) = 2 months of 20,480 GB: 2 × (10,240 × 0.09 + 10,240 × 0.085) = $3,584
     assert line(est, "data transfer out to the internet").amount_usd == Decimal("3584.000000")
 
 
 def test_sagemaker_bills_seconds_without_minimum():
-    t = trial("t-sm", instance_type="ml.trn1.32xlarge", phase="target", count=2, work=3.6e8,
-              wall={"steady_s": 3600}, candidate={"instance_type": "ml.trn1.32xlarge",
-                                                 "instance_count": 2, "region": "us-east-1",
-                                                 "platform": "sagemaker"})
+    t = trial(
+        "t-sm",
+        instance_type="ml.trn1.32xlarge",
+        phase="target",
+        count=2,
+        work=3.6e8,
+        wall={"steady_s": 3600},
+        candidate={
+            "instance_type": "ml.trn1.32xlarge",
+            "instance_count": 2,
+            "region": "us-east-1",
+            "platform": "sagemaker",
+        },
+    )
     key = PriceKey.for_instance("ml.trn1.32xlarge", "us-east-1", platform="sagemaker")
-    est = estimate(inputs(
-        wl=workload(target={"unit": "tokens", "amount": 1e6}), trials=[t],
-        cand=candidate("ml.trn1.32xlarge", 2, platform="sagemaker"),
-        prices=snapshot(quote(key, [(0, None, "36.00")], "Hrs"))))
+    est = estimate(
+        inputs(
+            wl=workload(target={"unit": "tokens", "amount": 1e6}),
+            trials=[t],
+            cand=candidate("ml.trn1.32xlarge", 2, platform="sagemaker"),
+            prices=snapshot(quote(key, [(0, None, "36.00")], "Hrs")),
+        )
+    )
     # 10 s held, 10 s billed: 2 × 10 / 3,600 × $36 = $0.20
     assert line(est, "2× ml.trn1.32xlarge").amount_usd == Decimal("0.200000")
 
@@ -256,22 +314,31 @@ def test_sagemaker_bills_seconds_without_minimum():
 def test_capacity_block_charges_whole_blocks():
     t = trial("t-1", phase="target", count=2, work=3.6e8, wall={"steady_s": 3600})
     key = PriceKey.for_instance("trn2.48xlarge", "us-east-1", PurchaseOption.capacity_block)
-    block = quote(key, [(0, None, "2400.00")], "block",
-                  capacity_block=CapacityBlockTerms(duration_hours=24, instance_count=4),
-                  source="capacity_block_query")
+    block = quote(
+        key,
+        [(0, None, "2400.00")],
+        "block",
+        capacity_block=CapacityBlockTerms(duration_hours=24, instance_count=4),
+        source="capacity_block_query",
+    )
     # 30 h of work: 1.08e10 tokens at 1e5 tokens/s
-    est = estimate(inputs(
-        wl=workload(target={"unit": "tokens", "amount": 1.08e10}), trials=[t],
-        cand=candidate("trn2.48xlarge", 2, purchase_option="capacity_block"),
-        prices=snapshot(block, instance_quote("trn2.48xlarge", "36.00"))))
+    est = estimate(
+        inputs(
+            wl=workload(target={"unit": "tokens", "amount": 1.08e10}),
+            trials=[t],
+            cand=candidate("trn2.48xlarge", 2, purchase_option="capacity_block"),
+            prices=snapshot(block, instance_quote("trn2.48xlarge", "36.00")),
+        )
+    )
     # ceil(30 h / 24 h) = 2 blocks in time × ceil(2 / 4) = 1 in count = 2 blocks × $2,400
     li = line(est, "trn2.48xlarge capacity blocks")
     assert li.quantity == 2 and li.amount_usd == Decimal("4800.000000")
 
 
 def test_a_plan_whose_failures_outpace_its_checkpoints_is_infeasible():
-    est = estimate(tiny(failure_rate_per_instance_hour=1.0, restart_s=1800,
-                        checkpoint_interval_s=3600))
+    est = estimate(
+        tiny(failure_rate_per_instance_hour=1.0, restart_s=1800, checkpoint_interval_s=3600)
+    )
     # 1 − 1.0 × 2 × (0.5 h restart + 0.5 h lost) = −1 ≤ 0: never finishes
     assert est.status == "infeasible"
     assert est.total_usd is None and est.time is None and est.line_items == []

@@ -14,7 +14,12 @@ from decimal import Decimal
 
 from trncost.estimate.evidence import Evidence, Measured
 from trncost.estimate.ledger import Ledger
-from trncost.estimate.money import HOURS_PER_MONTH, dec, ec2_billed_seconds, sagemaker_billed_seconds
+from trncost.estimate.money import (
+    HOURS_PER_MONTH,
+    dec,
+    ec2_billed_seconds,
+    sagemaker_billed_seconds,
+)
 from trncost.estimate.timing import TimeModel
 from trncost.model.assumptions import Assumed, Assumptions
 from trncost.model.candidate import Candidate, Platform, PurchaseOption
@@ -28,8 +33,9 @@ from trncost.model.trial import TrialRun
 class CostContext:
     """What every component needs: the candidate, held time, the ledger, the evidence."""
 
-    def __init__(self, ev: Evidence, tm: TimeModel, assumptions: Assumptions,
-                 ledger: Ledger) -> None:
+    def __init__(
+        self, ev: Evidence, tm: TimeModel, assumptions: Assumptions, ledger: Ledger
+    ) -> None:
         assert tm.time is not None
         self.ev, self.tm, self.a, self.ledger = ev, tm, assumptions, ledger
         self.c: Candidate = ev.candidate
@@ -38,23 +44,37 @@ class CostContext:
         self.held_months = dec(self.held_h) / HOURS_PER_MONTH
         self.billing_months = max(1, math.ceil(self.held_h / float(HOURS_PER_MONTH)))
         self.months_row = ledger.derived(
-            "time:held_months", "held time in months", float(self.held_months), "months",
-            "held hours / 730", [tm.held_row])
+            "time:held_months",
+            "held time in months",
+            float(self.held_months),
+            "months",
+            "held hours / 730",
+            [tm.held_row],
+        )
         self.tier_row = ledger.row(
-            "assumption:tier_position", "monthly tiers start at the first tier", True, None,
-            UserAssumption(name="tier position",
-                           note="the project's usage alone; other usage in the account is ignored"))
+            "assumption:tier_position",
+            "monthly tiers start at the first tier",
+            True,
+            None,
+            UserAssumption(
+                name="tier position",
+                note="the project's usage alone; other usage in the account is ignored",
+            ),
+        )
 
-    def assumed(self, name: str, label: str, assumed: Assumed | None, unit: str | None
-                ) -> Measured | None:
+    def assumed(
+        self, name: str, label: str, assumed: Assumed | None, unit: str | None
+    ) -> Measured | None:
         if assumed is None:
             return None
-        row = self.ledger.row(f"assumption:{name}", label, assumed.value, unit,
-                              assumed_(name, assumed.note))
+        row = self.ledger.row(
+            f"assumption:{name}", label, assumed.value, unit, assumed_(name, assumed.note)
+        )
         return Measured(float(assumed.value), row)
 
-    def scaled_usage(self, field: str, label: str, unit: str, assumed: Assumed | None
-                     ) -> Measured | None:
+    def scaled_usage(
+        self, field: str, label: str, unit: str, assumed: Assumed | None
+    ) -> Measured | None:
         """A run total: stated by the user, else scaled from the trials' per-instance-hour rate."""
         stated = self.assumed(field, f"{label} over the run", assumed, unit)
         if stated is not None:
@@ -63,9 +83,14 @@ class CostContext:
         if per.value is None:
             return None
         value = per.value * self.n * self.held_h
-        row = self.ledger.derived(f"usage:{field}", f"{label} over the run", value, unit,
-                                  "rate per instance-hour × n × held hours",
-                                  [per.row_id, "candidate:instance_count", self.tm.held_row])
+        row = self.ledger.derived(
+            f"usage:{field}",
+            f"{label} over the run",
+            value,
+            unit,
+            "rate per instance-hour × n × held hours",
+            [per.row_id, "candidate:instance_count", self.tm.held_row],
+        )
         return Measured(value, row)
 
 
@@ -80,24 +105,52 @@ def instances(cx: CostContext) -> None:
         blocks_in_time = math.ceil(cx.held_h / terms.duration_hours)
         blocks_in_count = math.ceil(c.instance_count / terms.instance_count)
         blocks = blocks_in_time * blocks_in_count
-        row = led.derived("billing:capacity_blocks", "capacity blocks reserved", blocks, "blocks",
-                          "ceil(held h / block hours) × ceil(n / block instances)",
-                          [cx.tm.held_row, "candidate:instance_count", rate.row_id])
-        led.charge(Component.instances, f"{c.instance_type} capacity blocks",
-                   quantity=Decimal(blocks), unit="block", rate=rate, inputs=[row],
-                   formula="blocks × upfront fee per block")
+        row = led.derived(
+            "billing:capacity_blocks",
+            "capacity blocks reserved",
+            blocks,
+            "blocks",
+            "ceil(held h / block hours) × ceil(n / block instances)",
+            [cx.tm.held_row, "candidate:instance_count", rate.row_id],
+        )
+        led.charge(
+            Component.instances,
+            f"{c.instance_type} capacity blocks",
+            quantity=Decimal(blocks),
+            unit="block",
+            rate=rate,
+            inputs=[row],
+            formula="blocks × upfront fee per block",
+        )
         return
-    billed = (sagemaker_billed_seconds(held_s) if c.platform == Platform.sagemaker
-              else ec2_billed_seconds(held_s))
-    rule = ("SageMaker billable seconds" if c.platform == Platform.sagemaker
-            else "EC2 per-second billing, 60 s minimum")
-    billed_row = led.derived("billing:seconds_per_instance", f"billed seconds per instance ({rule})",
-                             billed, "s", "max(60, ceil(held seconds))", [cx.tm.held_row])
+    billed = (
+        sagemaker_billed_seconds(held_s)
+        if c.platform == Platform.sagemaker
+        else ec2_billed_seconds(held_s)
+    )
+    rule = (
+        "SageMaker billable seconds"
+        if c.platform == Platform.sagemaker
+        else "EC2 per-second billing, 60 s minimum"
+    )
+    billed_row = led.derived(
+        "billing:seconds_per_instance",
+        f"billed seconds per instance ({rule})",
+        billed,
+        "s",
+        "max(60, ceil(held seconds))",
+        [cx.tm.held_row],
+    )
     hours = Decimal(c.instance_count) * Decimal(billed) / Decimal(3600)
-    led.charge(Component.instances, f"{c.instance_count}× {c.instance_type}",
-               quantity=hours, unit="instance-hour", rate=rate,
-               inputs=["candidate:instance_count", billed_row],
-               formula="n × billed seconds / 3600 × hourly rate")
+    led.charge(
+        Component.instances,
+        f"{c.instance_count}× {c.instance_type}",
+        quantity=hours,
+        unit="instance-hour",
+        rate=rate,
+        inputs=["candidate:instance_count", billed_row],
+        formula="n × billed seconds / 3600 × hourly rate",
+    )
 
 
 # -- storage -------------------------------------------------------------------------------
@@ -108,53 +161,105 @@ def storage(cx: CostContext) -> None:
         led.warn("ebs_not_stated", "no EBS volume size stated: EBS storage is left out")
     else:
         gb_months = dec(ebs.value) * cx.n * cx.held_months
-        led.charge(Component.storage, "EBS gp3 volumes", quantity=gb_months, unit="GB-month",
-                   rate=led.rate(PriceKey.for_usage(UsageItem.ebs_gp3, cx.c.region)),
-                   inputs=[ebs.row_id, "candidate:instance_count", cx.months_row],
-                   formula="GB per instance × n × held months × GB-month rate")
+        led.charge(
+            Component.storage,
+            "EBS gp3 volumes",
+            quantity=gb_months,
+            unit="GB-month",
+            rate=led.rate(PriceKey.for_usage(UsageItem.ebs_gp3, cx.c.region)),
+            inputs=[ebs.row_id, "candidate:instance_count", cx.months_row],
+            formula="GB per instance × n × held months × GB-month rate",
+        )
 
     stored: list[tuple[Decimal, str]] = []
     w = cx.ev.workload
     if w.dataset_gb is not None:
-        stored.append((dec(w.dataset_gb), led.row(
-            "workload:dataset_gb", "dataset in S3 Standard", w.dataset_gb, "GB",
-            UserAssumption(name="dataset size", note=w.dataset_id))))
+        stored.append(
+            (
+                dec(w.dataset_gb),
+                led.row(
+                    "workload:dataset_gb",
+                    "dataset in S3 Standard",
+                    w.dataset_gb,
+                    "GB",
+                    UserAssumption(name="dataset size", note=w.dataset_id),
+                ),
+            )
+        )
     else:
-        led.warn("dataset_size_not_stated", "workload.dataset_gb not stated: dataset storage is left out")
-    retained = cx.assumed("checkpoints_retained", "checkpoints retained in S3",
-                          a.checkpoints_retained, "checkpoints")
+        led.warn(
+            "dataset_size_not_stated", "workload.dataset_gb not stated: dataset storage is left out"
+        )
+    retained = cx.assumed(
+        "checkpoints_retained", "checkpoints retained in S3", a.checkpoints_retained, "checkpoints"
+    )
     size = cx.ev.checkpoint_size_gb()
     if retained is not None and size.value is not None:
         gb = dec(size.value) * dec(retained.value)
-        stored.append((gb, led.derived("storage:checkpoints_gb", "retained checkpoints", float(gb),
-                                       "GB", "checkpoint size × retained", [size.row_id, retained.row_id])))
+        stored.append(
+            (
+                gb,
+                led.derived(
+                    "storage:checkpoints_gb",
+                    "retained checkpoints",
+                    float(gb),
+                    "GB",
+                    "checkpoint size × retained",
+                    [size.row_id, retained.row_id],
+                ),
+            )
+        )
     elif retained is None:
-        led.warn("checkpoints_retained_not_stated",
-                 "assumptions.checkpoints_retained not stated: checkpoint storage is left out")
+        led.warn(
+            "checkpoints_retained_not_stated",
+            "assumptions.checkpoints_retained not stated: checkpoint storage is left out",
+        )
     if not stored:
         return
-    after = cx.assumed("storage_months_after_run", "months kept after the run",
-                       a.storage_months_after_run, "months")
+    after = cx.assumed(
+        "storage_months_after_run",
+        "months kept after the run",
+        a.storage_months_after_run,
+        "months",
+    )
     months = cx.held_months + (dec(after.value) if after else Decimal(0))
     gb = sum((q for q, _ in stored), Decimal(0))
-    months_row = led.derived("storage:s3_months", "S3 months billed", float(months), "months",
-                             "held months + months after run",
-                             [cx.months_row, *([after.row_id] if after else [])])
-    led.charge(Component.storage, "S3 Standard (dataset and checkpoints)", quantity=gb,
-               unit="GB-month", periods=months,
-               rate=led.rate(PriceKey.for_usage(UsageItem.s3_standard, cx.c.region)),
-               inputs=[*(r for _, r in stored), months_row, cx.tier_row],
-               formula="months × tiered(GB stored)")
+    months_row = led.derived(
+        "storage:s3_months",
+        "S3 months billed",
+        float(months),
+        "months",
+        "held months + months after run",
+        [cx.months_row, *([after.row_id] if after else [])],
+    )
+    led.charge(
+        Component.storage,
+        "S3 Standard (dataset and checkpoints)",
+        quantity=gb,
+        unit="GB-month",
+        periods=months,
+        rate=led.rate(PriceKey.for_usage(UsageItem.s3_standard, cx.c.region)),
+        inputs=[*(r for _, r in stored), months_row, cx.tier_row],
+        formula="months × tiered(GB stored)",
+    )
 
 
 # -- data transfer ---------------------------------------------------------------------------
 def data_transfer(cx: CostContext) -> None:
     led, a = cx.ledger, cx.a
     for field, item, label, assumed in (
-        ("transfer_out_gb", UsageItem.transfer_out, "data transfer out to the internet",
-         a.transfer_out_gb),
-        ("transfer_inter_region_gb", UsageItem.transfer_inter_region,
-         "inter-region data transfer", a.transfer_inter_region_gb),
+        (
+            "transfer_out_gb",
+            UsageItem.transfer_out,
+            "data transfer out to the internet",
+            a.transfer_out_gb,
+        ),
+        (
+            "transfer_inter_region_gb",
+            UsageItem.transfer_inter_region,
+            "inter-region data transfer",
+            a.transfer_inter_region_gb,
+        ),
     ):
         q = cx.scaled_usage(field, label, "GB", assumed)
         if q is None:
@@ -163,14 +268,21 @@ def data_transfer(cx: CostContext) -> None:
         _monthly(cx, Component.data_transfer, label, q, "GB", item)
 
 
-def _monthly(cx: CostContext, component: Component, name: str, q: Measured, unit: str,
-             item: UsageItem) -> None:
+def _monthly(
+    cx: CostContext, component: Component, name: str, q: Measured, unit: str, item: UsageItem
+) -> None:
     """A run total spread evenly over its billing months, tiered per month."""
     k = Decimal(cx.billing_months)
-    cx.ledger.charge(component, name, quantity=dec(q.value) / k, unit=unit, periods=k,
-                     rate=cx.ledger.rate(PriceKey.for_usage(item, cx.c.region)),
-                     inputs=[q.row_id, cx.months_row, cx.tier_row],
-                     formula="billing months × tiered(total / billing months)")
+    cx.ledger.charge(
+        component,
+        name,
+        quantity=dec(q.value) / k,
+        unit=unit,
+        periods=k,
+        rate=cx.ledger.rate(PriceKey.for_usage(item, cx.c.region)),
+        inputs=[q.row_id, cx.months_row, cx.tier_row],
+        formula="billing months × tiered(total / billing months)",
+    )
 
 
 # -- logs ----------------------------------------------------------------------------------
@@ -178,45 +290,79 @@ def logs(cx: CostContext) -> None:
     led, a = cx.ledger, cx.a
     ingest = cx.scaled_usage("log_ingest_gb", "CloudWatch Logs ingested", "GB", a.log_ingest_gb)
     if ingest is None:
-        led.warn("log_ingest_gb_not_measured", "CloudWatch Logs volume neither measured nor stated: left out")
+        led.warn(
+            "log_ingest_gb_not_measured",
+            "CloudWatch Logs volume neither measured nor stated: left out",
+        )
     else:
-        _monthly(cx, Component.logs, "CloudWatch Logs ingestion", ingest, "GB",
-                 UsageItem.logs_ingestion)
-        after = cx.assumed("log_retention_months_after_run", "log retention after the run",
-                           a.log_retention_months_after_run, "months")
+        _monthly(
+            cx, Component.logs, "CloudWatch Logs ingestion", ingest, "GB", UsageItem.logs_ingestion
+        )
+        after = cx.assumed(
+            "log_retention_months_after_run",
+            "log retention after the run",
+            a.log_retention_months_after_run,
+            "months",
+        )
         # Logs accumulate over the run (on average half stored), then are kept whole.
         gb_months = dec(ingest.value) * (cx.held_months / 2 + (dec(after.value) if after else 0))
-        led.charge(Component.logs, "CloudWatch Logs storage", quantity=gb_months,
-                   unit="GB-month",
-                   rate=led.rate(PriceKey.for_usage(UsageItem.logs_storage, cx.c.region)),
-                   inputs=[ingest.row_id, cx.months_row, *([after.row_id] if after else [])],
-                   formula="GB × (held months / 2 + retention months) × GB-month rate")
-    metrics = cx.assumed("custom_metrics", "custom metrics", a.custom_metrics, "metrics") \
+        led.charge(
+            Component.logs,
+            "CloudWatch Logs storage",
+            quantity=gb_months,
+            unit="GB-month",
+            rate=led.rate(PriceKey.for_usage(UsageItem.logs_storage, cx.c.region)),
+            inputs=[ingest.row_id, cx.months_row, *([after.row_id] if after else [])],
+            formula="GB × (held months / 2 + retention months) × GB-month rate",
+        )
+    metrics = (
+        cx.assumed("custom_metrics", "custom metrics", a.custom_metrics, "metrics")
         or cx.ev.custom_metrics()
+    )
     if metrics.value is None:
-        led.warn("custom_metrics_not_measured", "custom metric count neither measured nor stated: left out")
+        led.warn(
+            "custom_metrics_not_measured",
+            "custom metric count neither measured nor stated: left out",
+        )
         return
-    led.charge(Component.logs, "CloudWatch custom metrics", quantity=dec(metrics.value),
-               unit="metric-month", periods=cx.held_months,
-               rate=led.rate(PriceKey.for_usage(UsageItem.custom_metrics, cx.c.region)),
-               inputs=[metrics.row_id, cx.months_row, cx.tier_row],
-               formula="held months × tiered(metrics)")
+    led.charge(
+        Component.logs,
+        "CloudWatch custom metrics",
+        quantity=dec(metrics.value),
+        unit="metric-month",
+        periods=cx.held_months,
+        rate=led.rate(PriceKey.for_usage(UsageItem.custom_metrics, cx.c.region)),
+        inputs=[metrics.row_id, cx.months_row, cx.tier_row],
+        formula="held months × tiered(metrics)",
+    )
 
 
 # -- data preparation ------------------------------------------------------------------------
 def data_preparation(cx: CostContext) -> None:
     led, prep = cx.ledger, cx.a.data_preparation
     if prep is None:
-        led.warn("data_preparation_not_stated",
-                 "no data-preparation compute stated: preprocessing is left out")
+        led.warn(
+            "data_preparation_not_stated",
+            "no data-preparation compute stated: preprocessing is left out",
+        )
         return
-    row = led.row("assumption:data_preparation", f"preprocessing on {prep.instance_type}",
-                  prep.instance_hours, "instance-hour",
-                  UserAssumption(name="data preparation", note=prep.note))
+    row = led.row(
+        "assumption:data_preparation",
+        f"preprocessing on {prep.instance_type}",
+        prep.instance_hours,
+        "instance-hour",
+        UserAssumption(name="data preparation", note=prep.note),
+    )
     key = PriceKey.for_instance(prep.instance_type, prep.region or cx.c.region)
-    led.charge(Component.data_preparation, f"preprocessing ({prep.instance_type})",
-               quantity=dec(prep.instance_hours), unit="instance-hour", rate=led.rate(key),
-               inputs=[row], formula="instance-hours × hourly rate")
+    led.charge(
+        Component.data_preparation,
+        f"preprocessing ({prep.instance_type})",
+        quantity=dec(prep.instance_hours),
+        unit="instance-hour",
+        rate=led.rate(key),
+        inputs=[row],
+        formula="instance-hours × hourly rate",
+    )
 
 
 # -- adaptation & reruns ---------------------------------------------------------------------
@@ -226,19 +372,35 @@ def adaptation_reruns(cx: CostContext) -> None:
         _trial_cost(cx, t)
     eng = cx.a.engineering_cost_inputs()
     if eng is None:
-        led.warn("engineering_not_stated",
-                 "no engineering hours stated: adaptation effort is left out")
+        led.warn(
+            "engineering_not_stated", "no engineering hours stated: adaptation effort is left out"
+        )
         return
     hours, hourly = eng
-    hours_row = led.row("assumption:engineering_hours", "engineering hours for adaptation",
-                        hours, "h", UserAssumption(name="engineering_hours",
-                                                   note=cx.a.engineering_hours.note))
-    rate_row = led.row("assumption:engineering_hourly_usd", "engineering cost per hour",
-                       hourly, "USD/h", UserAssumption(name="engineering_hourly_usd",
-                                                       note=cx.a.engineering_hourly_usd.note))
-    led.charge_amount(Component.adaptation_reruns, "engineering (adaptation, debugging)",
-                      quantity=hours, unit="h", rate_usd=hourly, amount=dec(hours) * hourly,
-                      inputs=[hours_row, rate_row], formula="hours × hourly cost")
+    hours_row = led.row(
+        "assumption:engineering_hours",
+        "engineering hours for adaptation",
+        hours,
+        "h",
+        UserAssumption(name="engineering_hours", note=cx.a.engineering_hours.note),
+    )
+    rate_row = led.row(
+        "assumption:engineering_hourly_usd",
+        "engineering cost per hour",
+        hourly,
+        "USD/h",
+        UserAssumption(name="engineering_hourly_usd", note=cx.a.engineering_hourly_usd.note),
+    )
+    led.charge_amount(
+        Component.adaptation_reruns,
+        "engineering (adaptation, debugging)",
+        quantity=hours,
+        unit="h",
+        rate_usd=hourly,
+        amount=dec(hours) * hourly,
+        inputs=[hours_row, rate_row],
+        formula="hours × hourly cost",
+    )
 
 
 def _trial_cost(cx: CostContext, t: TrialRun) -> None:
@@ -247,22 +409,29 @@ def _trial_cost(cx: CostContext, t: TrialRun) -> None:
         seconds = dec(t.billed_instance_seconds)
         how = "as billed"
     else:
-        per = (sagemaker_billed_seconds if tc.platform == Platform.sagemaker
-               else ec2_billed_seconds)
+        per = sagemaker_billed_seconds if tc.platform == Platform.sagemaker else ec2_billed_seconds
         seconds = Decimal(tc.instance_count * per(t.wall.total_s))
         if t.reliability.rerun_s > 0:
             seconds += Decimal(tc.instance_count * per(t.reliability.rerun_s))
         how = "n × billed wall (+ reruns)"
-    row = led.row(f"trial:{t.trial_id}:instance_seconds",
-                  f"trial {t.trial_id} ({t.phase}, {t.status}) instance-seconds",
-                  float(seconds), "instance-s",
-                  _trial_measurement(t, f"billed instance-seconds, {how}"))
+    row = led.row(
+        f"trial:{t.trial_id}:instance_seconds",
+        f"trial {t.trial_id} ({t.phase}, {t.status}) instance-seconds",
+        float(seconds),
+        "instance-s",
+        _trial_measurement(t, f"billed instance-seconds, {how}"),
+    )
     # Trials are priced on demand: that is what a trial run is billed at unless stated.
     key = PriceKey.for_instance(tc.instance_type, tc.region, PurchaseOption.on_demand, tc.platform)
-    led.charge(Component.adaptation_reruns,
-               f"trial {t.trial_id} ({t.phase}, {tc.instance_count}× {tc.instance_type})",
-               quantity=seconds / Decimal(3600), unit="instance-hour", rate=led.rate(key),
-               inputs=[row], formula="instance-seconds / 3600 × on-demand hourly rate")
+    led.charge(
+        Component.adaptation_reruns,
+        f"trial {t.trial_id} ({t.phase}, {tc.instance_count}× {tc.instance_type})",
+        quantity=seconds / Decimal(3600),
+        unit="instance-hour",
+        rate=led.rate(key),
+        inputs=[row],
+        formula="instance-seconds / 3600 × on-demand hourly rate",
+    )
 
 
 def _trial_measurement(t: TrialRun, metric: str) -> TrialMeasurement:

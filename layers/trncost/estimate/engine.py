@@ -24,23 +24,32 @@ def estimate(inp: EstimateInput) -> Estimate:
     w, c = inp.workload, inp.candidate
     ledger = Ledger(inp.prices, inp.assumptions.price_overrides)
     if inp.prices.source == "example_file":
-        ledger.warn("example_prices",
-                    f"prices come from {inp.prices.snapshot_id}, an example file bundled with "
-                    "trncost, not from an AWS Price List snapshot: do not budget with them")
+        ledger.warn(
+            "example_prices",
+            f"prices come from {inp.prices.snapshot_id}, an example file bundled with "
+            "trncost, not from an AWS Price List snapshot: do not budget with them",
+        )
     ev = Evidence(w, c, inp.trials, ledger)
     tm = time_to_target(ev, inp.assumptions, ledger)
     common = dict(
-        engine_version=__version__, workload_id=w.workload_id, candidate=c,
-        snapshot_id=inp.prices.snapshot_id, target_unit=w.target.unit.value,
-        target_amount=w.target.amount, target_tokens=w.target_tokens,
+        engine_version=__version__,
+        workload_id=w.workload_id,
+        candidate=c,
+        snapshot_id=inp.prices.snapshot_id,
+        target_unit=w.target.unit.value,
+        target_amount=w.target.amount,
+        target_tokens=w.target_tokens,
         steady_throughput=tm.steady_rate,
     )
     if tm.time is None:
         return Estimate(
-            **common, status="infeasible", infeasible_reason=tm.infeasible_reason,
+            **common,
+            status="infeasible",
+            infeasible_reason=tm.infeasible_reason,
             components={k: Decimal(0) for k in Component},
             total_formula="no total: " + (tm.infeasible_reason or ""),
-            warnings=ledger.warnings, inputs=list(ledger.rows.values()),
+            warnings=ledger.warnings,
+            inputs=list(ledger.rows.values()),
         )
 
     cx = CostContext(ev, tm, inp.assumptions, ledger)

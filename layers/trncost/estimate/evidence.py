@@ -16,7 +16,7 @@ from trncost.estimate.errors import DomainError, MissingEvidence
 from trncost.estimate.ledger import Ledger
 from trncost.model.candidate import Candidate
 from trncost.model.provenance import Pending, TrialMeasurement, UserAssumption, measured
-from trncost.model.trial import Phase, TrialRun, TrialStatus
+from trncost.model.trial import Phase, TrialRun
 from trncost.model.workload import Workload
 
 EXTRAPOLATION_LIMIT = 2.0  # beyond 2× the largest measured count the estimate says so
@@ -32,8 +32,10 @@ class Measured:
 
 def _measurement(trials: Sequence[TrialRun], metric: str) -> TrialMeasurement:
     return measured(
-        [t.trial_id for t in trials], metric,
-        sorted({t.code_version for t in trials}), sorted({t.dataset_id for t in trials}),
+        [t.trial_id for t in trials],
+        metric,
+        sorted({t.code_version for t in trials}),
+        sorted({t.dataset_id for t in trials}),
     )
 
 
@@ -44,8 +46,9 @@ def _not_measured(metric: str) -> Pending:
 class Evidence:
     """The trials of one workload on one instance type and platform, read for the engine."""
 
-    def __init__(self, workload: Workload, candidate: Candidate, trials: Sequence[TrialRun],
-                 ledger: Ledger) -> None:
+    def __init__(
+        self, workload: Workload, candidate: Candidate, trials: Sequence[TrialRun], ledger: Ledger
+    ) -> None:
         self.workload = workload
         self.candidate = candidate
         self.ledger = ledger
@@ -56,7 +59,8 @@ class Evidence:
                     f"not {workload.workload_id}"
                 )
         self.trials = [
-            t for t in trials
+            t
+            for t in trials
             if t.candidate.instance_type == candidate.instance_type
             and t.candidate.platform == candidate.platform
         ]
@@ -71,7 +75,8 @@ class Evidence:
         self.usable = [t for t in self.trials if t.usable_for_throughput]
         if not self.usable:
             seen = ", ".join(
-                f"{t.trial_id} ({t.phase}, {t.status}, quality-meeting work {t.work.quality_meeting:g})"
+                f"{t.trial_id} ({t.phase}, {t.status}, "
+                f"quality-meeting work {t.work.quality_meeting:g})"
                 for t in self.trials
             )
             raise MissingEvidence(
@@ -89,7 +94,11 @@ class Evidence:
             raise DomainError(
                 f"trial {t.trial_id} counts work in {t.work.unit} but the workload's target is "
                 f"in {self.workload.target.unit}; set workload.tokens_per_sample"
-                + (" and workload.samples_per_step" if "steps" in (t.work.unit, self.workload.target.unit) else "")
+                + (
+                    " and workload.samples_per_step"
+                    if "steps" in (t.work.unit, self.workload.target.unit)
+                    else ""
+                )
             )
         return factor
 
@@ -103,36 +112,52 @@ class Evidence:
         if len(scopes) > 1:
             first = self.trials[0].timing_scope
             diffs = sorted({d for t in self.trials for d in first.differences(t.timing_scope)})
-            led.warn("mixed_timing_scopes",
-                     "trials with different timing scopes are pooled (they differ in: "
-                     + ", ".join(diffs) + "); their times are not on the same clock")
+            led.warn(
+                "mixed_timing_scopes",
+                "trials with different timing scopes are pooled (they differ in: "
+                + ", ".join(diffs)
+                + "); their times are not on the same clock",
+            )
         for field, expected in (("code_version", w.code_version), ("dataset_id", w.dataset_id)):
             other = sorted({getattr(t, field) for t in self.trials} - {expected})
             if other:
-                led.warn(f"{field}_mismatch",
-                         f"some trials ran {field} {', '.join(other)}, not the workload's {expected}")
+                led.warn(
+                    f"{field}_mismatch",
+                    f"some trials ran {field} {', '.join(other)}, not the workload's {expected}",
+                )
         if not any(t.phase == Phase.target for t in self.trials):
-            led.warn("no_target_phase_trial",
-                     "no target-phase trial: the estimate rests on baseline runs, not on "
-                     "near-production data size, parallelism and checkpointing")
+            led.warn(
+                "no_target_phase_trial",
+                "no target-phase trial: the estimate rests on baseline runs, not on "
+                "near-production data size, parallelism and checkpointing",
+            )
         if not any(t.checkpointing.restore_verified for t in self.trials):
-            led.warn("restore_never_verified",
-                     "no trial verified a checkpoint restore: failure recovery is assumed, not shown")
+            led.warn(
+                "restore_never_verified",
+                "no trial verified a checkpoint restore: failure recovery is assumed, not shown",
+            )
         if not self._quality_verified():
             gate = w.quality_gate
-            led.warn("quality_gate_not_verified",
-                     f"no trial reached the quality gate {gate.metric} {gate.direction} "
-                     f"{gate.threshold:g}: the cost is of work done, not of a model that meets it")
+            led.warn(
+                "quality_gate_not_verified",
+                f"no trial reached the quality gate {gate.metric} {gate.direction} "
+                f"{gate.threshold:g}: the cost is of work done, not of a model that meets it",
+            )
         if not any(t.timing_scope.data_loading for t in self.usable):
-            led.warn("data_loading_outside_clock",
-                     "the trials' clocks exclude data loading: the time holds for steady state only")
+            led.warn(
+                "data_loading_outside_clock",
+                "the trials' clocks exclude data loading: the time holds for steady state only",
+            )
 
     def _quality_verified(self) -> bool:
         gate = self.workload.quality_gate
         return any(
-            t.quality is not None and t.quality.metric == gate.metric
-            and t.quality.loss_finite and gate.passes(t.quality.value)
-            for t in self.trials if t.phase == Phase.target
+            t.quality is not None
+            and t.quality.metric == gate.metric
+            and t.quality.loss_finite
+            and gate.passes(t.quality.value)
+            for t in self.trials
+            if t.phase == Phase.target
         )
 
     # -- throughput ------------------------------------------------------------------------
@@ -148,21 +173,33 @@ class Evidence:
         assumption = led.row(
             "assumption:linear_scaling",
             f"throughput scales linearly from {nearest} to {count} instances",
-            True, None,
-            UserAssumption(name="linear scaling",
-                           note="no trial at this instance count; run one or give ≥ 3 counts for a fit"),
+            True,
+            None,
+            UserAssumption(
+                name="linear scaling",
+                note="no trial at this instance count; run one or give ≥ 3 counts for a fit",
+            ),
         )
-        led.warn("unmeasured_instance_count",
-                 f"no trial at {count} instances (measured: {', '.join(map(str, counts))}); "
-                 f"throughput scaled linearly from {nearest}, which real scaling rarely reaches")
+        led.warn(
+            "unmeasured_instance_count",
+            f"no trial at {count} instances (measured: {', '.join(map(str, counts))}); "
+            f"throughput scaled linearly from {nearest}, which real scaling rarely reaches",
+        )
         if count > EXTRAPOLATION_LIMIT * max(counts):
-            led.warn("extrapolated_scale",
-                     f"{count} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured "
-                     f"count ({max(counts)}): the estimate reaches past its evidence")
+            led.warn(
+                "extrapolated_scale",
+                f"{count} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured "
+                f"count ({max(counts)}): the estimate reaches past its evidence",
+            )
         value = base.value * count / nearest
-        row = led.derived(f"throughput:n={count}", f"throughput at {count} instances", value,
-                          f"{unit}/s", f"throughput(n={nearest}) × {count} / {nearest}",
-                          [base.row_id, assumption])
+        row = led.derived(
+            f"throughput:n={count}",
+            f"throughput at {count} instances",
+            value,
+            f"{unit}/s",
+            f"throughput(n={nearest}) × {count} / {nearest}",
+            [base.row_id, assumption],
+        )
         return Measured(value, row)
 
     def _rate_at(self, count: int) -> Measured:
@@ -175,7 +212,9 @@ class Evidence:
         unit = self.workload.target.unit
         phase = "target" if target else "baseline"
         row = self.ledger.row(
-            f"throughput:n={count}", f"throughput at {count} instances ({phase} trials)", value,
+            f"throughput:n={count}",
+            f"throughput at {count} instances ({phase} trials)",
+            value,
             f"{unit}/s",
             _measurement(used, "Σ quality-meeting work / Σ (steady + data-wait seconds)"),
         )
@@ -184,87 +223,171 @@ class Evidence:
             mean = sum(samples) / len(samples)
             var = sum((s - mean) ** 2 for s in samples) / (len(samples) - 1)
             cv = math.sqrt(var) / mean
-            self.ledger.row(f"throughput_cv:n={count}", "steady throughput variation (CV)",
-                            cv, None, _measurement(used, "stdev / mean of steady samples"))
+            self.ledger.row(
+                f"throughput_cv:n={count}",
+                "steady throughput variation (CV)",
+                cv,
+                None,
+                _measurement(used, "stdev / mean of steady samples"),
+            )
         effective = work / sum(t.wall.total_s for t in used)
-        self.ledger.row(f"effective_throughput:n={count}",
-                        "trial effective throughput (quality work / end-to-end wall)",
-                        effective, f"{unit}/s",
-                        _measurement(used, "Σ quality-meeting work / Σ end-to-end wall seconds"))
+        self.ledger.row(
+            f"effective_throughput:n={count}",
+            "trial effective throughput (quality work / end-to-end wall)",
+            effective,
+            f"{unit}/s",
+            _measurement(used, "Σ quality-meeting work / Σ end-to-end wall seconds"),
+        )
         return Measured(value, row)
 
     # -- one-time and periodic costs in time ----------------------------------------------
     def compile_s(self, expect_cache_hit: bool) -> Measured:
-        measured = [t for t in self.trials
-                    if t.timing_scope.compile and t.wall.compile_s is not None]
+        measured = [
+            t for t in self.trials if t.timing_scope.compile and t.wall.compile_s is not None
+        ]
         matching = [t for t in measured if t.wall.compile_cache_hit is expect_cache_hit]
         label = "hit" if expect_cache_hit else "miss"
         if measured and not matching:
-            self.ledger.warn("compile_cache_unmatched",
-                             f"no trial measured a compile with a cache {label}; "
-                             "using every measured compile")
+            self.ledger.warn(
+                "compile_cache_unmatched",
+                f"no trial measured a compile with a cache {label}; using every measured compile",
+            )
         used = matching or measured
-        return self._mean(used, lambda t: t.wall.compile_s, "time:compile_s",
-                          f"one-time compile (cache {label})", "s", "compile_not_measured",
-                          "compile time")
+        return self._mean(
+            used,
+            lambda t: t.wall.compile_s,
+            "time:compile_s",
+            f"one-time compile (cache {label})",
+            "s",
+            "compile_not_measured",
+            "compile time",
+        )
 
     def warmup_s(self) -> Measured:
         used = [t for t in self.trials if t.wall.warmup_s is not None]
-        return self._mean(used, lambda t: t.wall.warmup_s, "time:warmup_s", "one-time warm-up",
-                          "s", "warmup_not_measured", "warm-up time")
+        return self._mean(
+            used,
+            lambda t: t.wall.warmup_s,
+            "time:warmup_s",
+            "one-time warm-up",
+            "s",
+            "warmup_not_measured",
+            "warm-up time",
+        )
 
     def _mean(self, used, get, row_id, label, unit, warn_code, metric) -> Measured:
         if not used:
             self.ledger.warn(warn_code, f"{metric} not measured in any trial: left out of the time")
             return Measured(None, self.ledger.row(row_id, label, None, unit, _not_measured(metric)))
         value = statistics.fmean(get(t) for t in used)
-        return Measured(value, self.ledger.row(row_id, label, value, unit,
-                                               _measurement(used, f"mean {metric}")))
+        return Measured(
+            value, self.ledger.row(row_id, label, value, unit, _measurement(used, f"mean {metric}"))
+        )
 
     def checkpoint_save_s(self) -> Measured:
-        used = [t for t in self.trials if t.checkpointing.saves > 0
-                and t.wall.checkpoint_save_s is not None and t.timing_scope.checkpoints]
+        used = [
+            t
+            for t in self.trials
+            if t.checkpointing.saves > 0
+            and t.wall.checkpoint_save_s is not None
+            and t.timing_scope.checkpoints
+        ]
         if not used:
-            return Measured(None, self.ledger.row(
-                "checkpoint:save_s", "seconds per checkpoint save", None, "s",
-                _not_measured("checkpoint save time")))
-        value = sum(t.wall.checkpoint_save_s for t in used) / sum(t.checkpointing.saves for t in used)
-        return Measured(value, self.ledger.row(
-            "checkpoint:save_s", "seconds per checkpoint save", value, "s",
-            _measurement(used, "Σ checkpoint save seconds / Σ saves")))
+            return Measured(
+                None,
+                self.ledger.row(
+                    "checkpoint:save_s",
+                    "seconds per checkpoint save",
+                    None,
+                    "s",
+                    _not_measured("checkpoint save time"),
+                ),
+            )
+        value = sum(t.wall.checkpoint_save_s for t in used) / sum(
+            t.checkpointing.saves for t in used
+        )
+        return Measured(
+            value,
+            self.ledger.row(
+                "checkpoint:save_s",
+                "seconds per checkpoint save",
+                value,
+                "s",
+                _measurement(used, "Σ checkpoint save seconds / Σ saves"),
+            ),
+        )
 
     def checkpoint_interval_s(self) -> Measured:
         used = [t for t in self.usable if t.checkpointing.saves > 0]
         if not used:
-            return Measured(None, self.ledger.row(
-                "checkpoint:interval_s", "checkpoint interval", None, "s",
-                _not_measured("checkpoint interval")))
-        value = (sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used)
-                 / sum(t.checkpointing.saves for t in used))
-        return Measured(value, self.ledger.row(
-            "checkpoint:interval_s", "checkpoint interval", value, "s",
-            _measurement(used, "Σ (steady + data-wait seconds) / Σ saves")))
+            return Measured(
+                None,
+                self.ledger.row(
+                    "checkpoint:interval_s",
+                    "checkpoint interval",
+                    None,
+                    "s",
+                    _not_measured("checkpoint interval"),
+                ),
+            )
+        value = sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used) / sum(
+            t.checkpointing.saves for t in used
+        )
+        return Measured(
+            value,
+            self.ledger.row(
+                "checkpoint:interval_s",
+                "checkpoint interval",
+                value,
+                "s",
+                _measurement(used, "Σ (steady + data-wait seconds) / Σ saves"),
+            ),
+        )
 
     def checkpoint_size_gb(self) -> Measured:
         used = [t for t in self.trials if t.checkpointing.size_gb is not None]
-        return self._mean(used, lambda t: t.checkpointing.size_gb, "checkpoint:size_gb",
-                          "checkpoint size", "GB", "checkpoint_size_not_measured",
-                          "checkpoint size")
+        return self._mean(
+            used,
+            lambda t: t.checkpointing.size_gb,
+            "checkpoint:size_gb",
+            "checkpoint size",
+            "GB",
+            "checkpoint_size_not_measured",
+            "checkpoint size",
+        )
 
     def evaluation_fraction(self) -> Measured:
-        used = [t for t in self.usable
-                if t.timing_scope.evaluation and t.wall.evaluation_s is not None]
+        used = [
+            t for t in self.usable if t.timing_scope.evaluation and t.wall.evaluation_s is not None
+        ]
         if not used:
-            self.ledger.warn("evaluation_not_measured",
-                             "evaluation time not measured in any trial: left out of the time")
-            return Measured(None, self.ledger.row(
-                "time:evaluation_fraction", "evaluation seconds per steady second", None, None,
-                _not_measured("evaluation time")))
-        value = (sum(t.wall.evaluation_s for t in used)
-                 / sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used))
-        return Measured(value, self.ledger.row(
-            "time:evaluation_fraction", "evaluation seconds per steady second", value, None,
-            _measurement(used, "Σ evaluation seconds / Σ (steady + data-wait seconds)")))
+            self.ledger.warn(
+                "evaluation_not_measured",
+                "evaluation time not measured in any trial: left out of the time",
+            )
+            return Measured(
+                None,
+                self.ledger.row(
+                    "time:evaluation_fraction",
+                    "evaluation seconds per steady second",
+                    None,
+                    None,
+                    _not_measured("evaluation time"),
+                ),
+            )
+        value = sum(t.wall.evaluation_s for t in used) / sum(
+            t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used
+        )
+        return Measured(
+            value,
+            self.ledger.row(
+                "time:evaluation_fraction",
+                "evaluation seconds per steady second",
+                value,
+                None,
+                _measurement(used, "Σ evaluation seconds / Σ (steady + data-wait seconds)"),
+            ),
+        )
 
     # -- failures --------------------------------------------------------------------------
     def failure_rate(self) -> Measured:
@@ -272,46 +395,94 @@ class Evidence:
         hours = sum(t.instance_hours for t in self.trials)
         value = failures / hours if hours > 0 else 0.0
         if failures == 0:
-            self.ledger.warn("no_failures_observed",
-                             f"no failure in {hours:.1f} measured instance-hours: the failure rate "
-                             "is 0 within the evidence; long runs do fail")
-        return Measured(value, self.ledger.row(
-            "failure:rate", "failures per instance-hour", value, "1/instance-hour",
-            _measurement(self.trials, "Σ failures / Σ instance-hours")))
+            self.ledger.warn(
+                "no_failures_observed",
+                f"no failure in {hours:.1f} measured instance-hours: the failure rate "
+                "is 0 within the evidence; long runs do fail",
+            )
+        return Measured(
+            value,
+            self.ledger.row(
+                "failure:rate",
+                "failures per instance-hour",
+                value,
+                "1/instance-hour",
+                _measurement(self.trials, "Σ failures / Σ instance-hours"),
+            ),
+        )
 
     def restart_s(self) -> Measured:
-        used = [t for t in self.trials
-                if t.reliability.failures > 0 and t.wall.restart_s is not None]
+        used = [
+            t for t in self.trials if t.reliability.failures > 0 and t.wall.restart_s is not None
+        ]
         if not used:
-            return Measured(None, self.ledger.row(
-                "failure:restart_s", "seconds per restart", None, "s",
-                _not_measured("restart time")))
+            return Measured(
+                None,
+                self.ledger.row(
+                    "failure:restart_s",
+                    "seconds per restart",
+                    None,
+                    "s",
+                    _not_measured("restart time"),
+                ),
+            )
         value = sum(t.wall.restart_s for t in used) / sum(t.reliability.failures for t in used)
-        return Measured(value, self.ledger.row(
-            "failure:restart_s", "seconds per restart", value, "s",
-            _measurement(used, "Σ restart seconds / Σ failures")))
+        return Measured(
+            value,
+            self.ledger.row(
+                "failure:restart_s",
+                "seconds per restart",
+                value,
+                "s",
+                _measurement(used, "Σ restart seconds / Σ failures"),
+            ),
+        )
 
     # -- usage -----------------------------------------------------------------------------
     def usage_per_instance_hour(self, field: str, label: str, unit: str) -> Measured:
         used = [t for t in self.trials if getattr(t.usage, field) is not None]
         row_id = f"usage:{field}_per_instance_hour"
         if not used:
-            return Measured(None, self.ledger.row(row_id, f"{label} per instance-hour", None,
-                                                  unit, _not_measured(label)))
+            return Measured(
+                None,
+                self.ledger.row(
+                    row_id, f"{label} per instance-hour", None, unit, _not_measured(label)
+                ),
+            )
         hours = sum(t.instance_hours for t in used)
         value = sum(getattr(t.usage, field) for t in used) / hours
-        return Measured(value, self.ledger.row(
-            row_id, f"{label} per instance-hour", value, unit,
-            _measurement(used, f"Σ {field} / Σ instance-hours")))
+        return Measured(
+            value,
+            self.ledger.row(
+                row_id,
+                f"{label} per instance-hour",
+                value,
+                unit,
+                _measurement(used, f"Σ {field} / Σ instance-hours"),
+            ),
+        )
 
     def custom_metrics(self) -> Measured:
         used = [t for t in self.trials if t.usage.custom_metrics is not None]
         if not used:
-            return Measured(None, self.ledger.row("usage:custom_metrics", "custom metrics",
-                                                  None, "metrics",
-                                                  _not_measured("custom metric count")))
+            return Measured(
+                None,
+                self.ledger.row(
+                    "usage:custom_metrics",
+                    "custom metrics",
+                    None,
+                    "metrics",
+                    _not_measured("custom metric count"),
+                ),
+            )
         value = float(max(t.usage.custom_metrics for t in used))
-        return Measured(value, self.ledger.row(
-            "usage:custom_metrics", "custom metrics", value, "metrics",
-            _measurement(used, "max distinct custom metrics")))
-
+        return Measured(
+            value,
+            self.ledger.row(
+                "usage:custom_metrics",
+                "custom metrics",
+                value,
+                "metrics",
+                _measurement(used, "max distinct custom metrics"),
+            ),
+        )

@@ -10,9 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from trncost.estimate.money import dec, tiered_amount, usd
+from trncost.estimate.money import tiered_amount, usd
 from trncost.model.estimate import Component, EstimateWarning, InputRow, LineItem, PendingTerm
-from trncost.model.price import CapacityBlockTerms, PriceKey, PriceOverride, PriceSnapshot, PriceTier
+from trncost.model.price import (
+    CapacityBlockTerms,
+    PriceKey,
+    PriceOverride,
+    PriceSnapshot,
+    PriceTier,
+)
 from trncost.model.provenance import Pending, Provenance, UserAssumption, derived
 
 
@@ -63,8 +69,9 @@ class Ledger:
             )
         return row_id
 
-    def derived(self, row_id: str, label: str, value: float, unit: str, formula: str,
-                inputs: Sequence[str]) -> str:
+    def derived(
+        self, row_id: str, label: str, value: float, unit: str, formula: str, inputs: Sequence[str]
+    ) -> str:
         return self.row(row_id, label, value, unit, derived(formula, list(inputs)))
 
     def warn(self, code: str, message: str) -> None:
@@ -83,13 +90,23 @@ class Ledger:
         if override is not None:
             tiers = [PriceTier(usd=override.usd, rate_code="user_assumption")]
             rate = Rate(key=key, tiers=tiers, unit=override.unit, row_id=row_id)
-            self.row(row_id, f"price {key}", override.usd, f"USD/{override.unit}",
-                     UserAssumption(name=f"price override {key}", note=override.note))
+            self.row(
+                row_id,
+                f"price {key}",
+                override.usd,
+                f"USD/{override.unit}",
+                UserAssumption(name=f"price override {key}", note=override.note),
+            )
         else:
             quote = self._quotes.get(name) or self._snapshot.quote_for(key)
             if quote.is_pending:
-                rate = Rate(key=key, tiers=None, unit=None, row_id=row_id,
-                            pending_reason=quote.pending_reason)
+                rate = Rate(
+                    key=key,
+                    tiers=None,
+                    unit=None,
+                    row_id=row_id,
+                    pending_reason=quote.pending_reason,
+                )
                 self.row(row_id, f"price {key}", None, None, quote.provenance())
             else:
                 rate = Rate(key=key, tiers=quote.tiers, unit=quote.unit, row_id=row_id)
@@ -126,31 +143,60 @@ class Ledger:
         row_ids = [*inputs, rate.row_id]
         if rate.pending:
             line = LineItem.model_construct(
-                component=component, name=name, quantity=float(quantity * periods), unit=unit,
-                rate_usd=None, rate_unit=None, amount_usd=None, price_key=str(rate.key),
+                component=component,
+                name=name,
+                quantity=float(quantity * periods),
+                unit=unit,
+                rate_usd=None,
+                rate_unit=None,
+                amount_usd=None,
+                price_key=str(rate.key),
                 inputs=row_ids,
-                provenance=Pending(reason=rate.pending_reason or "price pending",
-                                   price_key=str(rate.key)),
+                provenance=Pending(
+                    reason=rate.pending_reason or "price pending", price_key=str(rate.key)
+                ),
             )
         else:
             assert rate.tiers is not None
             amount = usd(periods * tiered_amount(quantity, rate.tiers))
             line = LineItem.model_construct(
-                component=component, name=name, quantity=float(quantity * periods), unit=unit,
-                rate_usd=rate.flat, rate_unit=rate.unit, amount_usd=amount,
-                price_key=str(rate.key), inputs=row_ids,
+                component=component,
+                name=name,
+                quantity=float(quantity * periods),
+                unit=unit,
+                rate_usd=rate.flat,
+                rate_unit=rate.unit,
+                amount_usd=amount,
+                price_key=str(rate.key),
+                inputs=row_ids,
                 provenance=derived(formula, row_ids),
             )
         self.lines.append(line)
         return line
 
-    def charge_amount(self, component: Component, name: str, *, quantity: float, unit: str,
-                      rate_usd: Decimal, amount: Decimal, inputs: Sequence[str],
-                      formula: str) -> LineItem:
+    def charge_amount(
+        self,
+        component: Component,
+        name: str,
+        *,
+        quantity: float,
+        unit: str,
+        rate_usd: Decimal,
+        amount: Decimal,
+        inputs: Sequence[str],
+        formula: str,
+    ) -> LineItem:
         """A line whose rate is a user assumption rather than a price key."""
         line = LineItem.model_construct(
-            component=component, name=name, quantity=quantity, unit=unit, rate_usd=rate_usd,
-            rate_unit="h", amount_usd=usd(amount), price_key=None, inputs=list(inputs),
+            component=component,
+            name=name,
+            quantity=quantity,
+            unit=unit,
+            rate_usd=rate_usd,
+            rate_unit="h",
+            amount_usd=usd(amount),
+            price_key=None,
+            inputs=list(inputs),
             provenance=derived(formula, list(inputs)),
         )
         self.lines.append(line)
@@ -165,13 +211,19 @@ class Ledger:
             term = terms.get(line.price_key)
             if term is None:
                 terms[line.price_key] = PendingTerm(
-                    price_key=line.price_key, quantity=line.quantity, unit=line.unit,
-                    reason=reason, lines=[line.name],
+                    price_key=line.price_key,
+                    quantity=line.quantity,
+                    unit=line.unit,
+                    reason=reason,
+                    lines=[line.name],
                 )
             else:
-                terms[line.price_key] = term.model_copy(update={
-                    "quantity": term.quantity + line.quantity, "lines": [*term.lines, line.name],
-                })
+                terms[line.price_key] = term.model_copy(
+                    update={
+                        "quantity": term.quantity + line.quantity,
+                        "lines": [*term.lines, line.name],
+                    }
+                )
         return list(terms.values())
 
 
@@ -181,4 +233,3 @@ def _tier_summary(tiers: Sequence[PriceTier]) -> str:
         upper = "∞" if t.end is None else str(t.end.normalize())
         parts.append(f"[{t.begin.normalize()}–{upper}) {t.usd.normalize()}")
     return "; ".join(parts)
-

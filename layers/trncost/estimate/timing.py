@@ -31,13 +31,24 @@ class TimeModel:
     rate_row: str
 
 
-def _assumed(ledger: Ledger, row_id: str, label: str, assumed: Assumed | None, unit: str | None,
-             measured: Measured | None = None) -> Measured | None:
+def _assumed(
+    ledger: Ledger,
+    row_id: str,
+    label: str,
+    assumed: Assumed | None,
+    unit: str | None,
+    measured: Measured | None = None,
+) -> Measured | None:
     """A user assumption overrides a measurement; it is recorded as a user_assumption row."""
     if assumed is None:
         return measured
-    row = ledger.row(f"assumption:{row_id}", label, assumed.value, unit,
-                     UserAssumption(name=row_id, note=assumed.note))
+    row = ledger.row(
+        f"assumption:{row_id}",
+        label,
+        assumed.value,
+        unit,
+        UserAssumption(name=row_id, note=assumed.note),
+    )
     return Measured(float(assumed.value), row)
 
 
@@ -45,27 +56,53 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
     w, c = ev.workload, ev.candidate
     n = c.instance_count
     unit = w.target.unit
-    target_row = ledger.row("workload:target", f"training target ({w.quality_gate.metric} "
-                            f"{w.quality_gate.direction} {w.quality_gate.threshold:g})",
-                            w.target.amount, unit,
-                            UserAssumption(name="workload target", note=w.dataset_id))
-    count_row = ledger.row("candidate:instance_count", f"{c.instance_type} instances", n,
-                           "instances", UserAssumption(name="candidate instance count"))
+    target_row = ledger.row(
+        "workload:target",
+        f"training target ({w.quality_gate.metric} "
+        f"{w.quality_gate.direction} {w.quality_gate.threshold:g})",
+        w.target.amount,
+        unit,
+        UserAssumption(name="workload target", note=w.dataset_id),
+    )
+    count_row = ledger.row(
+        "candidate:instance_count",
+        f"{c.instance_type} instances",
+        n,
+        "instances",
+        UserAssumption(name="candidate instance count"),
+    )
 
     rate = ev.throughput(n)
     assert rate.value is not None and rate.value > 0
     steady_s = w.target.amount / rate.value
-    steady_row = ledger.derived("time:steady_h", "steady time to target", steady_s / 3600, "h",
-                                "target / throughput(n)", [target_row, rate.row_id])
+    steady_row = ledger.derived(
+        "time:steady_h",
+        "steady time to target",
+        steady_s / 3600,
+        "h",
+        "target / throughput(n)",
+        [target_row, rate.row_id],
+    )
 
-    hit = _assumed(ledger, "expect_compile_cache_hit", "expect a compile cache hit",
-                   assumptions.expect_compile_cache_hit, None)
+    hit = _assumed(
+        ledger,
+        "expect_compile_cache_hit",
+        "expect a compile cache hit",
+        assumptions.expect_compile_cache_hit,
+        None,
+    )
     compile_ = ev.compile_s(bool(hit.value) if hit is not None else False)
     warmup = ev.warmup_s()
 
     # Checkpoints: the interval (assumed or as the trials ran) and the measured save time.
-    interval = _assumed(ledger, "checkpoint_interval_s", "checkpoint interval",
-                        assumptions.checkpoint_interval_s, "s", ev.checkpoint_interval_s())
+    interval = _assumed(
+        ledger,
+        "checkpoint_interval_s",
+        "checkpoint interval",
+        assumptions.checkpoint_interval_s,
+        "s",
+        ev.checkpoint_interval_s(),
+    )
     save = ev.checkpoint_save_s()
     checkpoint_s, ckpt_inputs = 0.0, [steady_row]
     if interval is not None and interval.value is not None:
@@ -74,44 +111,76 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
             checkpoint_s = saves * save.value
             ckpt_inputs = [steady_row, interval.row_id, save.row_id]
         else:
-            ledger.warn("checkpoint_save_not_measured",
-                        "checkpoints are planned but no trial measured a save: their time is "
-                        "left out")
+            ledger.warn(
+                "checkpoint_save_not_measured",
+                "checkpoints are planned but no trial measured a save: their time is left out",
+            )
     else:
-        ledger.warn("no_checkpoint_evidence",
-                    "no checkpoint interval measured or assumed: a failure loses the whole run "
-                    "so far, and checkpoint time is left out")
-    ckpt_row = ledger.derived("time:checkpoint_h", "checkpoint saves", checkpoint_s / 3600, "h",
-                              "floor(steady / interval) × save seconds", ckpt_inputs)
+        ledger.warn(
+            "no_checkpoint_evidence",
+            "no checkpoint interval measured or assumed: a failure loses the whole run "
+            "so far, and checkpoint time is left out",
+        )
+    ckpt_row = ledger.derived(
+        "time:checkpoint_h",
+        "checkpoint saves",
+        checkpoint_s / 3600,
+        "h",
+        "floor(steady / interval) × save seconds",
+        ckpt_inputs,
+    )
 
     evaluation = ev.evaluation_fraction()
     eval_s = steady_s * (evaluation.value or 0.0)
-    eval_row = ledger.derived("time:evaluation_h", "evaluation", eval_s / 3600, "h",
-                              "steady × evaluation fraction", [steady_row, evaluation.row_id])
+    eval_row = ledger.derived(
+        "time:evaluation_h",
+        "evaluation",
+        eval_s / 3600,
+        "h",
+        "steady × evaluation fraction",
+        [steady_row, evaluation.row_id],
+    )
 
     compile_s, warmup_s = compile_.value or 0.0, warmup.value or 0.0
     base_s = compile_s + warmup_s + steady_s + checkpoint_s + eval_s
-    base_row = ledger.derived("time:base_h", "time before failures", base_s / 3600, "h",
-                              "compile + warm-up + steady + checkpoints + evaluation",
-                              [compile_.row_id, warmup.row_id, steady_row, ckpt_row, eval_row])
+    base_row = ledger.derived(
+        "time:base_h",
+        "time before failures",
+        base_s / 3600,
+        "h",
+        "compile + warm-up + steady + checkpoints + evaluation",
+        [compile_.row_id, warmup.row_id, steady_row, ckpt_row, eval_row],
+    )
 
     # Failures: λ per instance-hour, each costing a restart and half an interval of lost work.
-    lam = _assumed(ledger, "failure_rate_per_instance_hour", "failures per instance-hour",
-                   assumptions.failure_rate_per_instance_hour, "1/instance-hour",
-                   ev.failure_rate())
-    restart = _assumed(ledger, "restart_s", "seconds per restart", assumptions.restart_s, "s",
-                       ev.restart_s())
+    lam = _assumed(
+        ledger,
+        "failure_rate_per_instance_hour",
+        "failures per instance-hour",
+        assumptions.failure_rate_per_instance_hour,
+        "1/instance-hour",
+        ev.failure_rate(),
+    )
+    restart = _assumed(
+        ledger, "restart_s", "seconds per restart", assumptions.restart_s, "s", ev.restart_s()
+    )
     assert lam is not None and lam.value is not None
     restart_value = restart.value if restart is not None and restart.value is not None else None
     if lam.value > 0 and restart_value is None:
-        ledger.warn("restart_not_measured",
-                    "failures are expected but no restart time was measured or assumed: each "
-                    "failure costs only its lost work here")
+        ledger.warn(
+            "restart_not_measured",
+            "failures are expected but no restart time was measured or assumed: each "
+            "failure costs only its lost work here",
+        )
     lost_interval_s = interval.value if interval is not None and interval.value else base_s
     loss_per_failure_h = ((restart_value or 0.0) + lost_interval_s / 2) / 3600
     denominator = 1 - lam.value * n * loss_per_failure_h
-    failure_inputs = [base_row, lam.row_id, count_row,
-                      *(r.row_id for r in (restart, interval) if r is not None)]
+    failure_inputs = [
+        base_row,
+        lam.row_id,
+        count_row,
+        *(r.row_id for r in (restart, interval) if r is not None),
+    ]
     if denominator <= 0:
         reason = (
             f"the plan cannot finish: {lam.value:g} failures per instance-hour × {n} instances × "
@@ -119,26 +188,48 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
             "(failures arrive faster than checkpointed work is kept); checkpoint more often, "
             "restart faster or use fewer instances"
         )
-        total_row = ledger.row("time:total_h", "expected time to target", None, "h",
-                               Derived(formula="T_base / (1 − λ·n·(t_restart + interval/2)) ≤ 0",
-                                       inputs=failure_inputs))
+        total_row = ledger.row(
+            "time:total_h",
+            "expected time to target",
+            None,
+            "h",
+            Derived(
+                formula="T_base / (1 − λ·n·(t_restart + interval/2)) ≤ 0", inputs=failure_inputs
+            ),
+        )
         return TimeModel(None, reason, total_row, total_row, rate.value, rate.row_id)
     total_s = base_s / denominator
-    total_row = ledger.derived("time:total_h", "expected time to target", total_s / 3600, "h",
-                               "T_base / (1 − λ·n·(t_restart + interval/2))", failure_inputs)
+    total_row = ledger.derived(
+        "time:total_h",
+        "expected time to target",
+        total_s / 3600,
+        "h",
+        "T_base / (1 − λ·n·(t_restart + interval/2))",
+        failure_inputs,
+    )
 
-    idle = _assumed(ledger, "idle_fraction", "idle / queue share of held time",
-                    assumptions.idle_fraction, None)
+    idle = _assumed(
+        ledger, "idle_fraction", "idle / queue share of held time", assumptions.idle_fraction, None
+    )
     idle_value = idle.value if idle is not None and idle.value is not None else 0.0
     held_s = total_s / (1 - idle_value)
-    held_row = ledger.derived("time:held_h", "instance-held time", held_s / 3600, "h",
-                              "T / (1 − idle fraction)",
-                              [total_row, *([idle.row_id] if idle else [])])
+    held_row = ledger.derived(
+        "time:held_h",
+        "instance-held time",
+        held_s / 3600,
+        "h",
+        "T / (1 − idle fraction)",
+        [total_row, *([idle.row_id] if idle else [])],
+    )
     time = TimeToTarget(
-        steady_h=steady_s / 3600, compile_h=compile_s / 3600, warmup_h=warmup_s / 3600,
-        checkpoint_h=checkpoint_s / 3600, evaluation_h=eval_s / 3600, base_h=base_s / 3600,
-        failure_overhead_h=(total_s - base_s) / 3600, total_h=total_s / 3600,
+        steady_h=steady_s / 3600,
+        compile_h=compile_s / 3600,
+        warmup_h=warmup_s / 3600,
+        checkpoint_h=checkpoint_s / 3600,
+        evaluation_h=eval_s / 3600,
+        base_h=base_s / 3600,
+        failure_overhead_h=(total_s - base_s) / 3600,
+        total_h=total_s / 3600,
         held_h=held_s / 3600,
     )
     return TimeModel(time, None, held_row, total_row, rate.value, rate.row_id)
-

@@ -47,4 +47,6 @@ class Candidate(DomainModel):
 
     @property
     def label(self) -> str:
-        return f"{self.instance_count}× {self.instance_type} ({self.region}, {self.purchase_option})"
+        return (
+            f"{self.instance_count}× {self.instance_type} ({self.region}, {self.purchase_option})"
+        )

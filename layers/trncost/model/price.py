@@ -74,8 +74,9 @@ class PriceKey(DomainModel):
         platform: Platform = Platform.ec2,
     ) -> PriceKey:
         service = Service.sagemaker if platform == Platform.sagemaker else Service.ec2
-        return PriceKey(service=service, region=region, item=instance_type,
-                        purchase_option=purchase_option)
+        return PriceKey(
+            service=service, region=region, item=instance_type, purchase_option=purchase_option
+        )
 
     @staticmethod
     @lru_cache(maxsize=1024)
@@ -133,7 +134,9 @@ class PriceQuote(DomainModel):
         expected = Decimal(0)
         for i, tier in enumerate(self.tiers):
             if tier.begin != expected:
-                raise ValueError(f"tiers[{i}].begin must be {expected} (tiers are contiguous from 0)")
+                raise ValueError(
+                    f"tiers[{i}].begin must be {expected} (tiers are contiguous from 0)"
+                )
             if tier.end is None:
                 if i != len(self.tiers) - 1:
                     raise ValueError(f"tiers[{i}] is open-ended but is not the last tier")
@@ -141,7 +144,10 @@ class PriceQuote(DomainModel):
                 raise ValueError(f"tiers[{i}].end must exceed its begin")
             else:
                 expected = tier.end
-        if self.key.purchase_option == PurchaseOption.capacity_block and self.capacity_block is None:
+        if (
+            self.key.purchase_option == PurchaseOption.capacity_block
+            and self.capacity_block is None
+        ):
             raise ValueError("a capacity_block quote needs capacity_block terms")
         return self
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -23,7 +23,9 @@ class OfficialPrice(DomainModel):
 
     kind: Literal["official_price"] = "official_price"
     snapshot_id: str
-    source: str = Field(description="query_api | saved_price_list_file | capacity_block_query | example_file")
+    source: str = Field(
+        description="query_api | saved_price_list_file | capacity_block_query | example_file"
+    )
     sku: str
     rate_code: str
     effective_date: str | None = None
@@ -65,7 +67,7 @@ class Pending(DomainModel):
 
 
 Provenance = Annotated[
-    Union[OfficialPrice, TrialMeasurement, UserAssumption, Derived, Pending],
+    OfficialPrice | TrialMeasurement | UserAssumption | Derived | Pending,
     Field(discriminator="kind"),
 ]
 
@@ -76,10 +78,12 @@ def derived(formula: str, inputs: list[str]) -> Derived:
     return Derived.model_construct(formula=formula, inputs=inputs)
 
 
-def measured(trial_ids: list[str], metric: str, code_versions: list[str],
-             dataset_ids: list[str]) -> TrialMeasurement:
-    return TrialMeasurement.model_construct(trial_ids=trial_ids, metric=metric,
-                                            code_versions=code_versions, dataset_ids=dataset_ids)
+def measured(
+    trial_ids: list[str], metric: str, code_versions: list[str], dataset_ids: list[str]
+) -> TrialMeasurement:
+    return TrialMeasurement.model_construct(
+        trial_ids=trial_ids, metric=metric, code_versions=code_versions, dataset_ids=dataset_ids
+    )
 
 
 def assumed(name: str, note: str | None = None) -> UserAssumption:

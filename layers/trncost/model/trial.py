@@ -90,7 +90,9 @@ class Work(DomainModel):
 
 
 class Utilization(DomainModel):
-    neuroncore: Fraction | None = Field(default=None, description="mean NeuronCore utilization, 0..1")
+    neuroncore: Fraction | None = Field(
+        default=None, description="mean NeuronCore utilization, 0..1"
+    )
     gpu: Fraction | None = Field(default=None, description="mean GPU utilization, 0..1")
     device_memory_gb: NonNegativeFloat | None = None
 
@@ -176,4 +178,3 @@ class TrialRun(DomainModel):
             and self.work.quality_meeting > 0
             and self.wall.steady_s > 0
         )
-

@@ -58,7 +58,8 @@ class Workload(DomainModel):
     quality_gate: QualityGate
     tokens_per_sample: PositiveFloat | None = None
     samples_per_step: PositiveFloat | None = Field(
-        default=None, description="global batch size in samples (needed when work is counted in steps)"
+        default=None,
+        description="global batch size in samples (needed when work is counted in steps)",
     )
     dataset_gb: NonNegativeFloat | None = Field(
         default=None, description="dataset size kept in S3 Standard for the run"

@@ -1,0 +1,1 @@
+"""Shared pytest setup for all test folders (keep it small)."""
