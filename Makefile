@@ -1,0 +1,58 @@
+# trncost — build, test, synth and deploy. Every target sets up what it needs (.venv, node_modules).
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+STAGE ?= dev
+PYTEST_ARGS ?=
+
+VENV := .venv
+VENV_STAMP := $(VENV)/.trncost.stamp
+NODE_STAMP := node_modules/.trncost.stamp
+CDK := npx --no-install cdk
+
+# jsii (the bridge aws-cdk-lib runs on) warns on every call about Node 20; CDK CLI telemetry off.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+
+.PHONY: help run test bench synth deploy lint clean
+
+help: ## list targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@echo "  variables: PYTHON=$(PYTHON) STAGE=$(STAGE) PYTEST_ARGS=$(PYTEST_ARGS)"
+
+$(VENV_STAMP): requirements.txt requirements-dev.txt layers/trncost/requirements.txt pyproject.toml
+	[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install -q --no-build-isolation --no-deps -e .
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+run: $(VENV_STAMP) ## estimate the llama-8b example with the local engine
+	$(VENV)/bin/trncost estimate examples/llama-8b/estimate.json
+
+test: export AWS_DEFAULT_REGION := us-east-1
+test: export AWS_ACCESS_KEY_ID := testing
+test: export AWS_SECRET_ACCESS_KEY := testing
+test: $(VENV_STAMP) ## lint, then run the test suite (PYTEST_ARGS="-m infra" etc.)
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(VENV_STAMP) ## run the estimate benchmark
+	$(VENV)/bin/python benchmarks/bench_estimate.py
+
+synth: $(VENV_STAMP) $(NODE_STAMP) ## synthesize all stages to cdk.out (offline)
+	$(CDK) synth --no-notices -q
+
+deploy: $(VENV_STAMP) $(NODE_STAMP) ## deploy STAGE (default dev) to the current AWS credentials
+	$(CDK) deploy --no-notices -c stage=$(STAGE) '$(STAGE)/*'
+
+lint: $(VENV_STAMP) ## ruff
+	$(VENV)/bin/ruff check .
+
+clean: ## remove .venv, node_modules, cdk.out and stamps
+	rm -rf $(VENV) node_modules cdk.out .pytest_cache .ruff_cache .hypothesis

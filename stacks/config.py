@@ -1,0 +1,116 @@
+"""Stage configuration, read from the `stages` context in cdk.json.
+
+One `StageConfig` per deployable stage (dev, prod, ...). Validation errors name the stage and
+the field so a typo in cdk.json is fixed in one look.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+# Commercial, GovCloud and ISO partitions: us-east-1, ap-southeast-2, us-gov-west-1, ...
+REGION_PATTERN = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$"
+ACCOUNT_PATTERN = r"^[0-9]{12}$"
+# EC2 instance type: family.size, e.g. trn2.48xlarge, p6-b200.48xlarge, p5en.48xlarge.
+INSTANCE_TYPE_PATTERN = r"^[a-z][a-z0-9-]*\.[a-z0-9]+$"
+EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+# A stage name becomes a construct id and a CloudFormation stack-name prefix.
+STAGE_NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}$")
+
+# The values CloudWatch Logs accepts for a log group's RetentionInDays.
+# fmt: off
+LOG_RETENTION_DAYS: frozenset[int] = frozenset({
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+    3288, 3653,
+})
+# fmt: on
+# Regions that serve the AWS Price List Query API (pricing.<region>.amazonaws.com).
+PRICE_LIST_ENDPOINT_REGIONS: frozenset[str] = frozenset({"us-east-1", "eu-central-1", "ap-south-1"})
+
+Region = Annotated[str, Field(pattern=REGION_PATTERN)]
+InstanceType = Annotated[str, Field(pattern=INSTANCE_TYPE_PATTERN)]
+
+
+class CatalogConfig(BaseModel):
+    """What the prices Lambda snapshots: these instance types in these regions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instance_types: list[InstanceType] = Field(min_length=1)
+    regions: list[Region] = Field(min_length=1)
+
+
+class StageConfig(BaseModel):
+    """One deployable stage of trncost."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    account: Annotated[str, Field(pattern=ACCOUNT_PATTERN)] | None = None
+    region: Region
+    price_list_endpoint_region: Region = "us-east-1"
+    log_retention_days: int = 30
+    alarm_email: Annotated[str, Field(pattern=EMAIL_PATTERN)] | None = None
+    catalog: CatalogConfig
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention_allowed(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            allowed = ", ".join(str(v) for v in sorted(LOG_RETENTION_DAYS))
+            raise ValueError(f"{value} is not a CloudWatch Logs retention; use one of {allowed}")
+        return value
+
+    @field_validator("price_list_endpoint_region")
+    @classmethod
+    def _price_list_region(cls, value: str) -> str:
+        if value not in PRICE_LIST_ENDPOINT_REGIONS:
+            allowed = ", ".join(sorted(PRICE_LIST_ENDPOINT_REGIONS))
+            raise ValueError(f"the Price List API is not served from {value}; use one of {allowed}")
+        return value
+
+
+class StageConfigError(ValueError):
+    """A stage in the `stages` context is missing or invalid."""
+
+
+def _describe(stage: str, error: ValidationError) -> str:
+    lines = [f"invalid config for stage {stage!r}:"]
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "<stage>"
+        lines.append(f"  field {field!r}: {item['msg']} (got {item.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_stage_configs(context: dict[str, Any]) -> dict[str, StageConfig]:
+    """Validate `context["stages"]` (cdk.json context) into one StageConfig per stage name."""
+    stages = context.get("stages")
+    if not isinstance(stages, dict) or not stages:
+        raise StageConfigError(
+            "context 'stages' must be a non-empty object of stage name -> stage config"
+        )
+    configs: dict[str, StageConfig] = {}
+    for name, raw in stages.items():
+        if not STAGE_NAME_PATTERN.match(name):
+            raise StageConfigError(
+                f"invalid stage name {name!r}: use a letter then letters, digits or '-' (max 32)"
+            )
+        if not isinstance(raw, dict):
+            raise StageConfigError(f"invalid config for stage {name!r}: expected an object")
+        try:
+            configs[name] = StageConfig.model_validate(raw)
+        except ValidationError as error:
+            raise StageConfigError(_describe(name, error)) from None
+    return configs
+
+
+def select_stages(configs: dict[str, StageConfig], stage: str | None) -> dict[str, StageConfig]:
+    """All stages, or only the one named (e.g. by `cdk synth -c stage=NAME`)."""
+    if stage is None:
+        return configs
+    if stage not in configs:
+        known = ", ".join(sorted(configs))
+        raise StageConfigError(f"unknown stage {stage!r}; cdk.json defines: {known}")
+    return {stage: configs[stage]}
