@@ -17,8 +17,15 @@ from decimal import Decimal
 from rich.console import Console
 from rich.table import Table
 
-from trncost.estimate import DomainError, MissingEvidence, estimate
-from trncost.model import Estimate, Provenance
+from trncost.estimate import (
+    DomainError,
+    MissingEvidence,
+    best_comparable,
+    break_even_price,
+    comparability,
+    estimate,
+)
+from trncost.model import Estimate, EstimateInput, Provenance
 from trncost.requestfile import RequestFileError, load_estimate_file
 
 
@@ -57,10 +64,12 @@ def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None
     else:
         t = est.time
         assert t is not None
-        console.print(
-            f"Target: {est.target_amount:,.4g} {est.target_unit}"
-            + (f" ({est.target_tokens:,.4g} tokens)" if est.target_tokens else "")
+        tokens = (
+            f" ({est.target_tokens:,.0f} tokens)"
+            if est.target_tokens and est.target_unit != "tokens"
+            else ""
         )
+        console.print(f"Target: {est.target_amount:,.0f} {est.target_unit}{tokens}")
         console.print(
             f"Time to target: {t.total_h:,.1f} h (steady {t.steady_h:,.1f} h, compile "
             f"{t.compile_h:.2f} h, warm-up {t.warmup_h:.2f} h, checkpoints {t.checkpoint_h:.2f} h, "
@@ -128,13 +137,55 @@ def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None
         console.print(table)
 
 
+def render_break_even(results: list[tuple[EstimateInput, Estimate]], console: Console) -> None:
+    """For each estimate waiting on one price: the price at which it matches the cheapest
+    comparable, fully priced candidate."""
+    pending = [(i, e) for i, e in results if e.status == "incomplete"]
+    if not pending:
+        return
+    console.rule("[bold]Break-even prices[/bold]")
+    for inp, est in pending:
+        label = est.candidate.label
+        if len(est.pending_terms) != 1:
+            keys = ", ".join(t.price_key for t in est.pending_terms)
+            console.print(f"{label}: waits on several prices ({keys}); no single break-even")
+            continue
+        best = best_comparable((inp, est), [r for r in results if r[1] is not est])
+        if best is None:
+            reasons = {
+                f"{e.candidate.label}: {'; '.join(comparability(inp, i))}"
+                for i, e in results
+                if e is not est and e.status == "complete"
+            }
+            console.print(
+                f"{label}: no comparable fully priced candidate"
+                + (f" ({' | '.join(sorted(reasons))})" if reasons else "")
+            )
+            continue
+        alt = best[1]
+        term = est.pending_terms[0]
+        price = break_even_price(est, alt.total_usd)
+        if price is None or price <= 0:
+            console.print(
+                f"{label}: its known part alone ({money(est.total_known_usd)}) already exceeds "
+                f"{alt.candidate.label} ({money(alt.total_usd)})"
+            )
+            continue
+        console.print(
+            f"{label}: cheaper per completed target than {alt.candidate.label} "
+            f"({money(alt.total_usd)}) while P[{term.price_key}] < {money(price)} "
+            f"per {term.unit}"
+        )
+
+
 def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
     try:
         request = load_estimate_file(args.file)
     except RequestFileError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
-    results, failed = [], 0
+    results: list[tuple[EstimateInput, Estimate]] = []
+    failed = 0
     for inp in request.inputs():
         if args.candidate and inp.candidate.instance_type != args.candidate:
             continue
@@ -148,11 +199,13 @@ def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
             failed += 1
             console.print(f"[red]cannot estimate {inp.candidate.label}:[/red] {exc}")
             continue
-        results.append(est)
+        results.append((inp, est))
         if not args.json:
             render(est, console, show_inputs=not args.no_inputs)
+    if not args.json:
+        render_break_even(results, console)
     if args.json:
-        payload = [e.model_dump(mode="json") for e in results]
+        payload = [e.model_dump(mode="json") for _, e in results]
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
     return 1 if failed else 0
 

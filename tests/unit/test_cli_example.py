@@ -81,6 +81,8 @@ def test_cli_prints_estimate_line_items_and_input_table(capsys):
         "user_assumption",
         "derived",
         "pending",
+        "Break-even prices",
+        "cheaper per completed target than 4× p5.48xlarge",
     ):
         assert text in out, text
 

@@ -105,7 +105,7 @@ def test_example_one_cost_lines_and_total():
     assert close(line(est, "EBS gp3 volumes").amount_usd, "0.610046")
     # S3: (1,000 dataset + 2 × 100 GB checkpoints) = 1,200 GB, first tier $0.023
     #     × (0.0381279 held + 1 after) months = 27.6 × 1.0381279 = $28.652329
-    assert close(line(est, "S3 Standard (dataset and checkpoints)").amount_usd, "28.652329")
+    assert close(line(est, "S3 Standard (dataset, checkpoints, artifacts)").amount_usd, "28.652329")
     # transfer out: 1,000 GB in one billing month, first tier $0.09 = $90
     assert line(est, "data transfer out to the internet").amount_usd == Decimal("90.000000")
     # inter-region: 500 GB × $0.02 = $10
@@ -262,7 +262,7 @@ def test_s3_and_transfer_tiers():
     est = estimate(tiny(storage_months_after_run=2, transfer_out_gb=20000))
     # S3: 60,000 GB/month = 51,200 × $0.023 + 8,800 × $0.022 = 1,177.60 + 193.60 = $1,371.20
     #     × (2 + 10 s / 3,600 / 730) months = 1,371.20 × 2.0000038 = $2,742.405218
-    assert close(line(est, "S3 Standard (dataset and checkpoints)").amount_usd, "2742.405218")
+    assert close(line(est, "S3 Standard (dataset, checkpoints, artifacts)").amount_usd, "2742.405218")
     # transfer out, one billing month: 10,240 × $0.09 + 9,760 × $0.085 = 921.60 + 829.60
     assert line(est, "data transfer out to the internet").amount_usd == Decimal("1751.200000")
 
@@ -343,3 +343,15 @@ def test_a_plan_whose_failures_outpace_its_checkpoints_is_infeasible():
     assert est.status == "infeasible"
     assert est.total_usd is None and est.time is None and est.line_items == []
     assert "cannot finish" in est.infeasible_reason
+
+
+def test_artifacts_a_trial_kept_in_s3_are_stored_too():
+    inp = example_one()
+    t = inp.trials[0]
+    t = t.model_copy(update={"usage": t.usage.model_copy(update={"storage_gb": 300.0})})
+    est = estimate(inp.model_copy(update={"trials": [t]}))
+    # (1,000 dataset + 200 checkpoints + 300 artifacts) GB × $0.023 × 1.0381279 months
+    #  = 34.5 × 1.0381279 = $35.815411
+    assert close(line(est, "S3 Standard (dataset, checkpoints, artifacts)").amount_usd, "35.815411")
+    row = next(r for r in est.inputs if r.id == "usage:storage_gb")
+    assert row.provenance.kind == "trial_measurement" and row.value == 300.0

@@ -190,6 +190,9 @@ def storage(cx: CostContext) -> None:
         led.warn(
             "dataset_size_not_stated", "workload.dataset_gb not stated: dataset storage is left out"
         )
+    artifacts = cx.ev.usage_max("storage_gb", "S3 artifacts kept by a run", "GB")
+    if artifacts.value:
+        stored.append((dec(artifacts.value), artifacts.row_id))
     retained = cx.assumed(
         "checkpoints_retained", "checkpoints retained in S3", a.checkpoints_retained, "checkpoints"
     )
@@ -234,7 +237,7 @@ def storage(cx: CostContext) -> None:
     )
     led.charge(
         Component.storage,
-        "S3 Standard (dataset and checkpoints)",
+        "S3 Standard (dataset, checkpoints, artifacts)",
         quantity=gb,
         unit="GB-month",
         periods=months,
@@ -315,10 +318,9 @@ def logs(cx: CostContext) -> None:
             inputs=[ingest.row_id, cx.months_row, *([after.row_id] if after else [])],
             formula="GB × (held months / 2 + retention months) × GB-month rate",
         )
-    metrics = (
-        cx.assumed("custom_metrics", "custom metrics", a.custom_metrics, "metrics")
-        or cx.ev.custom_metrics()
-    )
+    metrics = cx.assumed(
+        "custom_metrics", "custom metrics", a.custom_metrics, "metrics"
+    ) or cx.ev.usage_max("custom_metrics", "custom metrics", "metrics")
     if metrics.value is None:
         led.warn(
             "custom_metrics_not_measured",

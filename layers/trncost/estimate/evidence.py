@@ -118,6 +118,23 @@ class Evidence:
                 + ", ".join(diffs)
                 + "); their times are not on the same clock",
             )
+        c = self.candidate
+        for field, expected in (
+            ("parallelism", c.parallelism),
+            ("neuron_sdk_version", c.neuron_sdk_version),
+            ("framework_version", c.framework_version),
+        ):
+            if expected is None:
+                continue
+            differing = sorted(
+                t.trial_id for t in self.usable if getattr(t.candidate, field) != expected
+            )
+            if differing:
+                led.warn(
+                    f"{field}_mismatch",
+                    f"trials {', '.join(differing)} ran a different {field} than the candidate: "
+                    "their throughput may not transfer",
+                )
         for field, expected in (("code_version", w.code_version), ("dataset_id", w.dataset_id)):
             other = sorted({getattr(t, field) for t in self.trials} - {expected})
             if other:
@@ -416,6 +433,23 @@ class Evidence:
             t for t in self.trials if t.reliability.failures > 0 and t.wall.restart_s is not None
         ]
         if not used:
+            restores = [t for t in self.trials if t.wall.checkpoint_restore_s is not None]
+            if restores:
+                # A restart at least restores the checkpoint: a measured lower bound, flagged.
+                self.ledger.warn(
+                    "restart_not_measured",
+                    "no trial measured a restart after a failure: each restart is taken as "
+                    "the measured checkpoint restore alone, a lower bound",
+                )
+                return self._mean(
+                    restores,
+                    lambda t: t.wall.checkpoint_restore_s,
+                    "failure:restart_s",
+                    "seconds per restart (checkpoint restore only)",
+                    "s",
+                    "restart_not_measured",
+                    "checkpoint restore time",
+                )
             return Measured(
                 None,
                 self.ledger.row(
@@ -462,27 +496,13 @@ class Evidence:
             ),
         )
 
-    def custom_metrics(self) -> Measured:
-        used = [t for t in self.trials if t.usage.custom_metrics is not None]
+    def usage_max(self, field: str, label: str, unit: str) -> Measured:
+        """The largest value any trial measured (a count or a stock, not a rate)."""
+        used = [t for t in self.trials if getattr(t.usage, field) is not None]
+        row_id = f"usage:{field}"
         if not used:
-            return Measured(
-                None,
-                self.ledger.row(
-                    "usage:custom_metrics",
-                    "custom metrics",
-                    None,
-                    "metrics",
-                    _not_measured("custom metric count"),
-                ),
-            )
-        value = float(max(t.usage.custom_metrics for t in used))
+            return Measured(None, self.ledger.row(row_id, label, None, unit, _not_measured(label)))
+        value = float(max(getattr(t.usage, field) for t in used))
         return Measured(
-            value,
-            self.ledger.row(
-                "usage:custom_metrics",
-                "custom metrics",
-                value,
-                "metrics",
-                _measurement(used, "max distinct custom metrics"),
-            ),
+            value, self.ledger.row(row_id, label, value, unit, _measurement(used, f"max {field}"))
         )

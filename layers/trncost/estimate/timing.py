@@ -12,6 +12,7 @@ work between checkpoints can be kept. That is reported, never papered over.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from trncost.estimate.evidence import Evidence, Measured
@@ -37,11 +38,15 @@ def _assumed(
     label: str,
     assumed: Assumed | None,
     unit: str | None,
-    measured: Measured | None = None,
+    measured: Callable[[], Measured] | None = None,
 ) -> Measured | None:
-    """A user assumption overrides a measurement; it is recorded as a user_assumption row."""
+    """A user assumption overrides a measurement; it is recorded as a user_assumption row.
+
+    The measurement is read only when no assumption replaces it, so the input table and the
+    warnings speak of what the estimate actually used.
+    """
     if assumed is None:
-        return measured
+        return measured() if measured is not None else None
     row = ledger.row(
         f"assumption:{row_id}",
         label,
@@ -101,7 +106,7 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
         "checkpoint interval",
         assumptions.checkpoint_interval_s,
         "s",
-        ev.checkpoint_interval_s(),
+        ev.checkpoint_interval_s,
     )
     save = ev.checkpoint_save_s()
     checkpoint_s, ckpt_inputs = 0.0, [steady_row]
@@ -159,10 +164,10 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
         "failures per instance-hour",
         assumptions.failure_rate_per_instance_hour,
         "1/instance-hour",
-        ev.failure_rate(),
+        ev.failure_rate,
     )
     restart = _assumed(
-        ledger, "restart_s", "seconds per restart", assumptions.restart_s, "s", ev.restart_s()
+        ledger, "restart_s", "seconds per restart", assumptions.restart_s, "s", ev.restart_s
     )
     assert lam is not None and lam.value is not None
     restart_value = restart.value if restart is not None and restart.value is not None else None

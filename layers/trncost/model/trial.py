@@ -124,6 +124,9 @@ class Usage(DomainModel):
     transfer_inter_region_gb: NonNegativeFloat | None = None
     log_ingest_gb: NonNegativeFloat | None = None
     custom_metrics: int | None = Field(default=None, ge=0)
+    storage_gb: NonNegativeFloat | None = Field(
+        default=None, description="GB the run kept in S3 besides checkpoints (artifacts, exports)"
+    )
 
 
 class TrialRun(DomainModel):
