@@ -262,7 +262,9 @@ def test_s3_and_transfer_tiers():
     est = estimate(tiny(storage_months_after_run=2, transfer_out_gb=20000))
     # S3: 60,000 GB/month = 51,200 × $0.023 + 8,800 × $0.022 = 1,177.60 + 193.60 = $1,371.20
     #     × (2 + 10 s / 3,600 / 730) months = 1,371.20 × 2.0000038 = $2,742.405218
-    assert close(line(est, "S3 Standard (dataset, checkpoints, artifacts)").amount_usd, "2742.405218")
+    assert close(
+        line(est, "S3 Standard (dataset, checkpoints, artifacts)").amount_usd, "2742.405218"
+    )
     # transfer out, one billing month: 10,240 × $0.09 + 9,760 × $0.085 = 921.60 + 829.60
     assert line(est, "data transfer out to the internet").amount_usd == Decimal("1751.200000")
 

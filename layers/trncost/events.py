@@ -1,0 +1,21 @@
+"""Event names and patterns, defined once for CDK, the handlers, the local runtime and tests."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+SOURCE = "trncost"
+AGENT_SOURCE = "trncost.agent"
+BUS_NAME_ENV = "TRNCOST_BUS"
+
+
+class DetailType(StrEnum):
+    price_snapshot_taken = "Price Snapshot Taken"
+    trial_recorded = "Trial Recorded"
+    trial_run_completed = "Trial Run Completed"  # sent by the trial agent (AGENT_SOURCE)
+
+
+def pattern(detail_type: DetailType, source: str = SOURCE) -> dict[str, Any]:
+    """The EventBridge event pattern that matches one of trncost's own events."""
+    return {"source": [source], "detail-type": [detail_type.value]}

@@ -1,0 +1,87 @@
+"""The trncost table, defined once. CDK builds it from this module (stacks/data.py), the local
+runtime and the tests create it with `create_table_kwargs()`; repositories use the key helpers.
+
+Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
+
+    snapshot meta     pk SNAPSHOT#<id>  sk META               gsi1 SNAPSHOTS / <taken_at>#<id>
+    price quote       pk SNAPSHOT#<id>  sk QUOTE#<price key>
+    latest pointer    pk PRICES         sk LATEST
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+TABLE_NAME_ENV = "TRNCOST_TABLE"
+
+
+@dataclass(frozen=True)
+class KeyAttr:
+    name: str
+    type: str = "S"  # DynamoDB scalar type
+
+
+@dataclass(frozen=True)
+class GlobalIndex:
+    name: str
+    partition_key: KeyAttr
+    sort_key: KeyAttr
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    partition_key: KeyAttr
+    sort_key: KeyAttr
+    indexes: tuple[GlobalIndex, ...]
+    billing_mode: str = "PAY_PER_REQUEST"
+
+    def create_table_kwargs(self, table_name: str) -> dict[str, Any]:
+        """Arguments for boto3 `create_table` (moto, the local runtime, tests)."""
+        attrs = {self.partition_key, self.sort_key}
+        for index in self.indexes:
+            attrs |= {index.partition_key, index.sort_key}
+        return {
+            "TableName": table_name,
+            "BillingMode": self.billing_mode,
+            "KeySchema": [
+                {"AttributeName": self.partition_key.name, "KeyType": "HASH"},
+                {"AttributeName": self.sort_key.name, "KeyType": "RANGE"},
+            ],
+            "AttributeDefinitions": [
+                {"AttributeName": a.name, "AttributeType": a.type}
+                for a in sorted(attrs, key=lambda a: a.name)
+            ],
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": index.name,
+                    "KeySchema": [
+                        {"AttributeName": index.partition_key.name, "KeyType": "HASH"},
+                        {"AttributeName": index.sort_key.name, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+                for index in self.indexes
+            ],
+        }
+
+
+TABLE = TableSchema(
+    partition_key=KeyAttr("pk"),
+    sort_key=KeyAttr("sk"),
+    indexes=(GlobalIndex("gsi1", KeyAttr("gsi1pk"), KeyAttr("gsi1sk")),),
+)
+
+# Key builders: the only place item keys are spelled.
+SNAPSHOT_META_SK = "META"
+SNAPSHOTS_GSI_PK = "SNAPSHOTS"
+PRICES_PK = "PRICES"
+LATEST_SK = "LATEST"
+
+
+def snapshot_pk(snapshot_id: str) -> str:
+    return f"SNAPSHOT#{snapshot_id}"
+
+
+def quote_sk(price_key: str) -> str:
+    return f"QUOTE#{price_key}"
