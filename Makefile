@@ -42,8 +42,9 @@ test: $(VENV_STAMP) ## lint, then run the test suite (PYTEST_ARGS="-m infra" etc
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
 
-bench: $(VENV_STAMP) ## run the estimate benchmark
+bench: $(VENV_STAMP) ## print the benchmark figures (estimate time, price snapshot calls and time)
 	$(VENV)/bin/python benchmarks/bench_estimate.py
+	$(VENV)/bin/python benchmarks/bench_prices.py
 
 synth: $(VENV_STAMP) $(NODE_STAMP) ## synthesize all stages to cdk.out (offline)
 	$(CDK) synth --no-notices -q

@@ -28,10 +28,13 @@ class Catalog(BaseModel):
 
     instance_types: list[InstanceType] = Field(min_length=1)
     regions: list[Region] = Field(min_length=1)
-    capacity_blocks: bool = Field(
-        default=False,
-        description="also query EC2 Capacity Block offerings for the neuron/GPU types",
+    capacity_block_hours: int | None = Field(
+        default=None,
+        ge=24,
+        le=182 * 24,
+        description="also quote EC2 Capacity Blocks of this duration (None: do not query)",
     )
+    capacity_block_lookahead_days: int = Field(default=56, ge=1, le=182)
 
 
 class Settings(BaseModel):

@@ -19,8 +19,11 @@ from trncost.model.price import (
     PriceQuote,
     PriceSnapshot,
     PriceTier,
+    Rejection,
     Service,
+    SnapshotDiff,
     UsageItem,
+    diff_snapshots,
 )
 from trncost.model.provenance import (
     Derived,
@@ -77,7 +80,10 @@ __all__ = [
     "PurchaseOption",
     "QualityGate",
     "QualityResult",
+    "Rejection",
     "Reliability",
+    "SnapshotDiff",
+    "diff_snapshots",
     "Service",
     "Target",
     "TimeToTarget",

@@ -173,14 +173,30 @@ class PriceQuote(DomainModel):
         )
 
 
+SnapshotSource = Literal[
+    "query_api", "saved_price_list_file", "capacity_block_query", "example_file"
+]
+
+
+class Rejection(DomainModel):
+    """A Price List item (or capacity-block offering) left out of a snapshot, and why."""
+
+    key: str | None = None
+    sku: str | None = None
+    reason: str
+
+
 class PriceSnapshot(DomainModel):
     """An immutable set of quotes taken at one time from one source."""
 
     snapshot_id: Identifier
     taken_at: str
-    source: Literal["query_api", "saved_price_list_file", "capacity_block_query", "example_file"]
-    publication_dates: dict[str, str] = Field(default_factory=dict)
+    source: SnapshotSource
+    publication_dates: dict[str, str] = Field(
+        default_factory=dict, description="Price List publicationDate per service code"
+    )
     quotes: list[PriceQuote] = Field(default_factory=list)
+    rejected: list[Rejection] = Field(default_factory=list)
     note: str | None = None
 
     def quote_for(self, key: PriceKey) -> PriceQuote:
@@ -209,3 +225,51 @@ class PriceOverride(DomainModel):
     usd: NonNegativeMoney
     unit: Name
     note: str | None = None
+
+
+class PriceChange(DomainModel):
+    key: str
+    before: str = Field(description="tiers or PENDING, as text")
+    after: str
+
+
+class SnapshotDiff(DomainModel):
+    """What changed between two snapshots, key by key."""
+
+    from_snapshot: str
+    to_snapshot: str
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    changed: list[PriceChange] = Field(default_factory=list)
+
+    @property
+    def changed_keys(self) -> list[str]:
+        return sorted({*self.added, *self.removed, *(c.key for c in self.changed)})
+
+
+def price_text(quote: PriceQuote) -> str:
+    """A quote's price as comparable text: its tiers, or PENDING."""
+    if quote.is_pending:
+        return "PENDING"
+    parts = []
+    for t in quote.tiers:
+        end = "inf" if t.end is None else str(t.end.normalize())
+        parts.append(f"{t.begin.normalize()}-{end}:{t.usd.normalize()}/{quote.unit}")
+    return "; ".join(parts)
+
+
+def diff_snapshots(old: PriceSnapshot, new: PriceSnapshot) -> SnapshotDiff:
+    before = {str(q.key): q for q in old.quotes}
+    after = {str(q.key): q for q in new.quotes}
+    changed = [
+        PriceChange(key=k, before=price_text(before[k]), after=price_text(after[k]))
+        for k in sorted(before.keys() & after.keys())
+        if price_text(before[k]) != price_text(after[k])
+    ]
+    return SnapshotDiff(
+        from_snapshot=old.snapshot_id,
+        to_snapshot=new.snapshot_id,
+        added=sorted(after.keys() - before.keys()),
+        removed=sorted(before.keys() - after.keys()),
+        changed=changed,
+    )

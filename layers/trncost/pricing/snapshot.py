@@ -1,0 +1,256 @@
+"""Take a price snapshot: query the Price List (or read a saved Price List file), build one
+quote per catalog key (official or PENDING), store it, move "latest", announce the changes."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from trncost.bus import EventPublisher
+from trncost.events import DetailType
+from trncost.model.price import (
+    PriceQuote,
+    PriceSnapshot,
+    Rejection,
+    SnapshotDiff,
+    SnapshotSource,
+    diff_snapshots,
+)
+from trncost.pricing.capacity_blocks import capacity_block_quote
+from trncost.pricing.catalog import ProductQuery, queries_for
+from trncost.pricing.client import CapacityBlockClient, PriceListClient
+from trncost.pricing.parser import PriceListItemError, Product, items_from_saved_file, parse_item
+from trncost.pricing.quotes import build_quote
+from trncost.settings import Catalog
+from trncost.store.prices import PriceStore, Publication
+
+log = logging.getLogger(__name__)
+MAX_KEYS_IN_EVENT = 500
+
+
+def new_snapshot_id(now: datetime) -> str:
+    return f"ps-{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    snapshot: PriceSnapshot
+    publication: Publication
+    diff: SnapshotDiff | None
+    event_id: str | None
+
+    def summary(self) -> dict[str, Any]:
+        s = self.snapshot
+        return {
+            "snapshot_id": s.snapshot_id,
+            "taken_at": s.taken_at,
+            "source": s.source,
+            "quotes": len(s.quotes),
+            "pending": sum(q.is_pending for q in s.quotes),
+            "rejected": len(s.rejected),
+            "published_as_latest": self.publication.published,
+            "previous_snapshot_id": self.publication.previous_id,
+            "changed_keys": self.diff.changed_keys if self.diff else [],
+            "event_id": self.event_id,
+        }
+
+
+def _parse_all(raw_items: Iterable[Any], rejected: list[Rejection]) -> list[Product]:
+    products = []
+    for raw in raw_items:
+        try:
+            products.append(parse_item(raw))
+        except PriceListItemError as exc:
+            log.warning("Price List item rejected: %s (sku %s)", exc.reason, exc.sku)
+            rejected.append(Rejection(sku=exc.sku, reason=exc.reason))
+    return products
+
+
+def _publication_dates(products: Iterable[Product]) -> dict[str, str]:
+    dates: dict[str, str] = {}
+    for p in products:
+        if p.service_code and p.publication_date:
+            dates[p.service_code] = max(dates.get(p.service_code, ""), p.publication_date)
+    return dates
+
+
+def build_snapshot(
+    queries: list[ProductQuery],
+    found: dict[int, list[Product]],
+    *,
+    snapshot_id: str,
+    taken_at: str,
+    source: SnapshotSource,
+    rejected: list[Rejection],
+    note: str | None = None,
+) -> PriceSnapshot:
+    """One quote per query, PENDING where no usable product was found."""
+    dates = _publication_dates(p for products in found.values() for p in products)
+    quotes: list[PriceQuote] = []
+    for i, query in enumerate(queries):
+        quote, bad = build_quote(
+            query,
+            found.get(i, []),
+            snapshot_id=snapshot_id,
+            source=source,
+            as_of=dates.get(query.service_code),
+        )
+        for r in bad:
+            log.warning("quote rejected for %s: %s (sku %s)", r.key, r.reason, r.sku)
+        rejected.extend(bad)
+        quotes.append(quote)
+    return PriceSnapshot(
+        snapshot_id=snapshot_id,
+        taken_at=taken_at,
+        source=source,
+        publication_dates=dates,
+        quotes=_ordered(quotes),
+        rejected=rejected,
+        note=note,
+    )
+
+
+def _ordered(quotes: list[PriceQuote]) -> list[PriceQuote]:
+    """Quotes in key order: the order they are stored and read back in."""
+    return sorted(quotes, key=lambda q: str(q.key))
+
+
+class SnapshotService:
+    def __init__(
+        self,
+        store: PriceStore,
+        price_list: PriceListClient | None = None,
+        capacity_blocks: Callable[[str], CapacityBlockClient] | None = None,
+        publisher: EventPublisher | None = None,
+        clock: Callable[[], datetime] = _now,
+    ) -> None:
+        self.store = store
+        self.price_list = price_list or PriceListClient()
+        self.capacity_blocks = capacity_blocks or (lambda region: CapacityBlockClient(region))
+        self.publisher = publisher
+        self.clock = clock
+
+    # -- building ---------------------------------------------------------------------------
+    def build_live(self, catalog: Catalog) -> PriceSnapshot:
+        """Query the Price List API once per catalog key (plus pages), then Capacity Blocks."""
+        now = self.clock()
+        snapshot_id, taken_at = new_snapshot_id(now), now.isoformat()
+        queries = queries_for(catalog)
+        rejected: list[Rejection] = []
+        found: dict[int, list[Product]] = {}
+        for i, query in enumerate(queries):
+            items = self.price_list.get_products(query.service_code, query.api_filters())
+            found[i] = _parse_all(items, rejected)
+        snapshot = build_snapshot(
+            queries,
+            found,
+            snapshot_id=snapshot_id,
+            taken_at=taken_at,
+            source="query_api",
+            rejected=rejected,
+        )
+        if catalog.capacity_block_hours:
+            snapshot = self._with_capacity_blocks(snapshot, catalog, now)
+        return snapshot
+
+    def _with_capacity_blocks(
+        self, snapshot: PriceSnapshot, catalog: Catalog, now: datetime
+    ) -> PriceSnapshot:
+        quotes, rejected = list(snapshot.quotes), list(snapshot.rejected)
+        hours = catalog.capacity_block_hours
+        assert hours is not None
+        end = now + timedelta(days=catalog.capacity_block_lookahead_days)
+        for region in catalog.regions:
+            client = self.capacity_blocks(region)
+            for instance_type in catalog.instance_types:
+                offerings = client.offerings(instance_type, 1, hours, now, end)
+                quote, bad = capacity_block_quote(
+                    instance_type,
+                    region,
+                    offerings,
+                    snapshot_id=snapshot.snapshot_id,
+                    queried_at=now.isoformat(),
+                )
+                quotes.append(quote)
+                rejected.extend(bad)
+        return snapshot.model_copy(update={"quotes": _ordered(quotes), "rejected": rejected})
+
+    def build_from_saved(
+        self, data: Any, catalog: Catalog, note: str | None = None
+    ) -> PriceSnapshot:
+        """The same catalog keys, read from a saved Price List file instead of the API."""
+        now = self.clock()
+        rejected: list[Rejection] = []
+        products = _parse_all(items_from_saved_file(data), rejected)
+        queries = queries_for(catalog)
+        by_service: dict[str, list[Product]] = defaultdict(list)
+        for p in products:
+            by_service[p.service_code].append(p)
+        found = {
+            i: [p for p in by_service[q.service_code] if q.accepts(p)]
+            for i, q in enumerate(queries)
+        }
+        return build_snapshot(
+            queries,
+            found,
+            snapshot_id=new_snapshot_id(now),
+            taken_at=now.isoformat(),
+            source="saved_price_list_file",
+            rejected=rejected,
+            note=note,
+        )
+
+    # -- committing ---------------------------------------------------------------------------
+    def commit(self, snapshot: PriceSnapshot) -> SnapshotResult:
+        """Store the snapshot whole, then move "latest" and announce what changed."""
+        self.store.put_snapshot(snapshot)
+        publication = self.store.publish_latest(snapshot)
+        if not publication.published:
+            log.info(
+                "snapshot %s stored; %s is newer and stays latest",
+                snapshot.snapshot_id,
+                publication.latest_id,
+            )
+            return SnapshotResult(snapshot, publication, None, None)
+        previous_id = publication.previous_id
+        previous = self.store.get_snapshot(previous_id) if previous_id else None
+        diff = (
+            diff_snapshots(previous, snapshot)
+            if previous
+            else diff_snapshots(
+                PriceSnapshot(snapshot_id="none", taken_at="", source=snapshot.source), snapshot
+            )
+        )
+        event_id = None
+        if self.publisher is not None:
+            keys = diff.changed_keys
+            event_id = self.publisher.publish(
+                DetailType.price_snapshot_taken,
+                {
+                    "snapshot_id": snapshot.snapshot_id,
+                    "previous_snapshot_id": previous_id,
+                    "taken_at": snapshot.taken_at,
+                    "source": snapshot.source,
+                    "changed_keys": keys[:MAX_KEYS_IN_EVENT],
+                    "changed_keys_truncated": len(keys) > MAX_KEYS_IN_EVENT,
+                    "pending_keys": sorted(str(q.key) for q in snapshot.quotes if q.is_pending),
+                },
+            )
+        return SnapshotResult(snapshot, publication, diff, event_id)
+
+    def take(self, catalog: Catalog) -> SnapshotResult:
+        return self.commit(self.build_live(catalog))
+
+    def take_from_saved(
+        self, data: Any, catalog: Catalog, note: str | None = None
+    ) -> SnapshotResult:
+        return self.commit(self.build_from_saved(data, catalog, note))

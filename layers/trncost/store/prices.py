@@ -1,0 +1,226 @@
+"""Price snapshots in DynamoDB: immutable, written in batches, with a "latest" pointer that
+only a conditional write moves.
+
+A snapshot becomes visible when its META item lands, which is written last and only if no
+snapshot of that id exists: a snapshot that could not be written whole is never read, listed
+or published.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from trncost.model.price import PriceQuote, PriceSnapshot, Rejection
+from trncost.store.schema import (
+    LATEST_SK,
+    PRICES_PK,
+    SNAPSHOT_META_SK,
+    SNAPSHOTS_GSI_PK,
+    TABLE,
+    quote_sk,
+    snapshot_pk,
+)
+
+GSI = TABLE.indexes[0].name
+
+
+class SnapshotExists(Exception):
+    """Snapshots are immutable: a second write of the same id is refused."""
+
+
+@dataclass(frozen=True)
+class SnapshotSummary:
+    snapshot_id: str
+    taken_at: str
+    source: str
+    quotes: int
+    pending: int
+    rejected: int
+
+
+@dataclass(frozen=True)
+class Publication:
+    published: bool
+    previous_id: str | None
+    latest_id: str
+
+
+def _resource_table(table_name: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.resource("dynamodb", config=Config(retries={"mode": "standard"})).Table(table_name)
+
+
+class PriceStore:
+    def __init__(self, table_name: str, table: Any = None) -> None:
+        self.table_name = table_name
+        self._table = table
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            self._table = _resource_table(self.table_name)
+        return self._table
+
+    # -- write -----------------------------------------------------------------------------
+    def put_snapshot(self, snapshot: PriceSnapshot) -> None:
+        from botocore.exceptions import ClientError
+
+        pk = snapshot_pk(snapshot.snapshot_id)
+        if self._meta(snapshot.snapshot_id) is not None:
+            raise SnapshotExists(snapshot.snapshot_id)
+        with self.table.batch_writer() as batch:
+            for quote in snapshot.quotes:
+                batch.put_item(
+                    Item={
+                        "pk": pk,
+                        "sk": quote_sk(str(quote.key)),
+                        "quote": quote.model_dump_json(),
+                    }
+                )
+        meta = {
+            "pk": pk,
+            "sk": SNAPSHOT_META_SK,
+            "gsi1pk": SNAPSHOTS_GSI_PK,
+            "gsi1sk": f"{snapshot.taken_at}#{snapshot.snapshot_id}",
+            "snapshot_id": snapshot.snapshot_id,
+            "taken_at": snapshot.taken_at,
+            "source": snapshot.source,
+            "publication_dates": json.dumps(snapshot.publication_dates, sort_keys=True),
+            "rejected": json.dumps([r.model_dump(mode="json") for r in snapshot.rejected]),
+            "note": snapshot.note or "",
+            "quote_count": len(snapshot.quotes),
+            "pending_count": sum(q.is_pending for q in snapshot.quotes),
+        }
+        try:
+            self.table.put_item(Item=meta, ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise SnapshotExists(snapshot.snapshot_id) from None
+            raise
+
+    def publish_latest(self, snapshot: PriceSnapshot, attempts: int = 5) -> Publication:
+        """Point "latest" at `snapshot` unless a newer one is already there.
+
+        Optimistic concurrency: the pointer moves only if it still names the snapshot read a
+        moment ago, so of two concurrent snapshots the newer always ends up latest and the
+        older stays stored and listed.
+        """
+        from botocore.exceptions import ClientError
+
+        for _ in range(attempts):
+            current = self.latest_pointer()
+            if current is not None and (current["taken_at"], current["snapshot_id"]) >= (
+                snapshot.taken_at,
+                snapshot.snapshot_id,
+            ):
+                return Publication(False, current["snapshot_id"], current["snapshot_id"])
+            if current is None:
+                condition, values = "attribute_not_exists(pk)", {}
+            else:
+                condition = "snapshot_id = :expected"
+                values = {":expected": current["snapshot_id"]}
+            try:
+                self.table.put_item(
+                    Item={
+                        "pk": PRICES_PK,
+                        "sk": LATEST_SK,
+                        "snapshot_id": snapshot.snapshot_id,
+                        "taken_at": snapshot.taken_at,
+                    },
+                    ConditionExpression=condition,
+                    **({"ExpressionAttributeValues": values} if values else {}),
+                )
+            except ClientError as exc:
+                if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                    continue
+                raise
+            previous = current["snapshot_id"] if current else None
+            return Publication(True, previous, snapshot.snapshot_id)
+        raise RuntimeError("the latest price snapshot pointer kept changing; gave up")
+
+    # -- read ------------------------------------------------------------------------------
+    def latest_pointer(self) -> dict[str, str] | None:
+        item = self.table.get_item(Key={"pk": PRICES_PK, "sk": LATEST_SK}, ConsistentRead=True).get(
+            "Item"
+        )
+        if not item:
+            return None
+        return {"snapshot_id": item["snapshot_id"], "taken_at": item["taken_at"]}
+
+    def latest(self) -> PriceSnapshot | None:
+        pointer = self.latest_pointer()
+        return self.get_snapshot(pointer["snapshot_id"]) if pointer else None
+
+    def _meta(self, snapshot_id: str) -> dict[str, Any] | None:
+        return self.table.get_item(
+            Key={"pk": snapshot_pk(snapshot_id), "sk": SNAPSHOT_META_SK}, ConsistentRead=True
+        ).get("Item")
+
+    def get_snapshot(self, snapshot_id: str) -> PriceSnapshot | None:
+        from boto3.dynamodb.conditions import Key
+
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(snapshot_pk(snapshot_id)),
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self.table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        meta = next((i for i in items if i["sk"] == SNAPSHOT_META_SK), None)
+        if meta is None:
+            return None
+        quotes = [
+            PriceQuote.model_validate_json(i["quote"]) for i in items if i["sk"] != SNAPSHOT_META_SK
+        ]
+        return PriceSnapshot(
+            snapshot_id=meta["snapshot_id"],
+            taken_at=meta["taken_at"],
+            source=meta["source"],
+            publication_dates=json.loads(meta["publication_dates"]),
+            quotes=sorted(quotes, key=lambda q: str(q.key)),
+            rejected=[Rejection.model_validate(r) for r in json.loads(meta["rejected"])],
+            note=meta.get("note") or None,
+        )
+
+    def list_snapshots(
+        self, limit: int = 50, after: str | None = None
+    ) -> tuple[list[SnapshotSummary], str | None]:
+        """Newest first. `after` is the cursor the previous page returned."""
+        from boto3.dynamodb.conditions import Key
+
+        kwargs: dict[str, Any] = {
+            "IndexName": GSI,
+            "KeyConditionExpression": Key("gsi1pk").eq(SNAPSHOTS_GSI_PK),
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        if after:
+            _, snapshot_id = after.split("#", 1)
+            kwargs["ExclusiveStartKey"] = {
+                "pk": snapshot_pk(snapshot_id),
+                "sk": SNAPSHOT_META_SK,
+                "gsi1pk": SNAPSHOTS_GSI_PK,
+                "gsi1sk": after,
+            }
+        page = self.table.query(**kwargs)
+        summaries = [
+            SnapshotSummary(
+                snapshot_id=i["snapshot_id"],
+                taken_at=i["taken_at"],
+                source=i["source"],
+                quotes=int(i["quote_count"]),
+                pending=int(i["pending_count"]),
+                rejected=len(json.loads(i["rejected"])),
+            )
+            for i in page.get("Items", [])
+        ]
+        last = page.get("LastEvaluatedKey")
+        return summaries, (last["gsi1sk"] if last else None)

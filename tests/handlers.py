@@ -1,0 +1,31 @@
+"""Load a Lambda handler module (lambdas/<name>/handler.py) the way the runtime does, under a
+unique module name, and a LambdaContext stand-in."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+LAMBDAS = Path(__file__).resolve().parent.parent / "lambdas"
+
+
+def load_handler(name: str) -> ModuleType:
+    module_name = f"trncost_lambda_{name}"
+    sys.modules.pop(module_name, None)
+    spec = importlib.util.spec_from_file_location(module_name, LAMBDAS / name / "handler.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class FakeContext:
+    function_name: str = "trncost-test"
+    memory_limit_in_mb: int = 1024
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:trncost-test"
+    aws_request_id: str = "00000000-0000-0000-0000-000000000000"

@@ -1,0 +1,67 @@
+"""The prices Lambda handler, run as the runtime would, on moto (pricing stubbed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from botocore.stub import Stubber
+from handlers import FakeContext, load_handler
+from stubs import SAVED_US_EAST_1, expect_catalog, pricing_client, saved_items
+
+from trncost.events import BUS_NAME_ENV
+from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
+from trncost.store.prices import PriceStore
+from trncost.store.schema import TABLE_NAME_ENV
+
+CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
+
+
+@pytest.fixture
+def prices(table, bus, monkeypatch):
+    monkeypatch.setenv(TABLE_NAME_ENV, table)
+    monkeypatch.setenv(BUS_NAME_ENV, bus.name)
+    monkeypatch.setenv(PRICE_LIST_REGION_ENV, "us-east-1")
+    monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "trncost-prices")
+    return load_handler("prices")
+
+
+def test_the_scheduled_run_takes_a_live_snapshot(prices, table, bus, capsys):
+    svc, _ = prices.service()
+    client = pricing_client()
+    with Stubber(client) as stub:
+        expect_catalog(stub, Catalog.model_validate(CATALOG), saved_items())
+        svc.price_list._client = client
+        out = prices.handler({"source": "aws.scheduler"}, FakeContext())
+    assert out["status"] == "ok" and out["source"] == "query_api"
+    assert out["quotes"] == 9 and out["pending"] == 1 and out["published_as_latest"]
+    assert out["price_list_calls"] == 9  # one per key
+    assert PriceStore(table).latest().snapshot_id == out["snapshot_id"]
+    assert [e["detail"]["snapshot_id"] for e in bus.received()] == [out["snapshot_id"]]
+    emf = [
+        json.loads(line)
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("{") and "_aws" in line
+    ]
+    metrics = {
+        m["Name"] for doc in emf for d in doc["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]
+    }
+    assert {"PriceSnapshotTaken", "PriceQuotesPending", "PriceListCalls"} <= metrics
+
+
+def test_an_on_demand_run_from_a_saved_price_list(prices, table):
+    saved = json.loads(SAVED_US_EAST_1.read_text())
+    out = prices.handler({"saved_price_list": saved, "note": "air-gapped copy"}, FakeContext())
+    assert out["status"] == "ok" and out["source"] == "saved_price_list_file"
+    snap = PriceStore(table).get_snapshot(out["snapshot_id"])
+    assert snap.note == "air-gapped copy"
+    trn2 = next(q for q in snap.quotes if q.key.item == "trn2.48xlarge")
+    assert trn2.status == "official" and trn2.source == "saved_price_list_file"
+
+
+def test_a_bad_saved_file_is_answered_not_retried(prices, table):
+    out = prices.handler({"saved_price_list": {"hello": "world"}}, FakeContext())
+    assert out["status"] == "rejected" and "not a saved Price List" in out["reason"]
+    assert PriceStore(table).latest_pointer() is None
