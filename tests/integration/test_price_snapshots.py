@@ -10,8 +10,8 @@ from decimal import Decimal
 
 import pytest
 from botocore.stub import Stubber
-from stubs import expect_catalog, pricing_client, saved_items
 
+from stubs import expect_catalog, pricing_client, saved_items
 from trncost.bus import EventPublisher
 from trncost.events import SOURCE, DetailType
 from trncost.pricing.client import PriceListClient, Retry

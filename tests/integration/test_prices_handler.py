@@ -6,9 +6,9 @@ import json
 
 import pytest
 from botocore.stub import Stubber
+
 from handlers import FakeContext, load_handler
 from stubs import SAVED_US_EAST_1, expect_catalog, pricing_client, saved_items
-
 from trncost.events import BUS_NAME_ENV
 from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
 from trncost.store.prices import PriceStore

@@ -7,9 +7,9 @@ import json
 from decimal import Decimal
 
 import pytest
-from factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from pydantic import ValidationError
 
+from factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from trncost.estimate import DomainError, MissingEvidence, estimate
 from trncost.model import (
     Assumptions,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from trncost.estimate import estimate
 from trncost.model import Estimate, EstimateInput, PriceSnapshot
 

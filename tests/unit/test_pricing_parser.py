@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pricelist import ec2_instance, item, usage_items
 
+from pricelist import ec2_instance, item, usage_items
 from trncost.model import PriceKey, UsageItem
 from trncost.pricing.capacity_blocks import capacity_block_quote
 from trncost.pricing.catalog import instance_query, queries_for, usage_query

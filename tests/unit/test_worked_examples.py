@@ -9,8 +9,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from factories import candidate, inputs, instance_quote, quote, snapshot, trial, workload
 
+from factories import candidate, inputs, instance_quote, quote, snapshot, trial, workload
 from trncost.estimate import break_even_price, estimate
 from trncost.model import CapacityBlockTerms, PriceKey, PurchaseOption
 

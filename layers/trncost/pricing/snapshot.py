@@ -124,6 +124,32 @@ def _ordered(quotes: list[PriceQuote]) -> list[PriceQuote]:
     return sorted(quotes, key=lambda q: str(q.key))
 
 
+def snapshot_from_saved(
+    data: Any, catalog: Catalog, now: datetime, note: str | None = None
+) -> PriceSnapshot:
+    """A snapshot of the catalog's keys from a saved Price List file (GetProducts responses,
+    item lists or bulk offer files): for air-gapped teams, the local runtime and the tests.
+    Raises PriceListItemError when `data` is not a saved Price List at all."""
+    rejected: list[Rejection] = []
+    products = _parse_all(items_from_saved_file(data), rejected)
+    queries = queries_for(catalog)
+    by_service: dict[str, list[Product]] = defaultdict(list)
+    for p in products:
+        by_service[p.service_code].append(p)
+    found = {
+        i: [p for p in by_service[q.service_code] if q.accepts(p)] for i, q in enumerate(queries)
+    }
+    return build_snapshot(
+        queries,
+        found,
+        snapshot_id=new_snapshot_id(now),
+        taken_at=now.isoformat(),
+        source="saved_price_list_file",
+        rejected=rejected,
+        note=note,
+    )
+
+
 class SnapshotService:
     def __init__(
         self,
@@ -188,26 +214,7 @@ class SnapshotService:
         self, data: Any, catalog: Catalog, note: str | None = None
     ) -> PriceSnapshot:
         """The same catalog keys, read from a saved Price List file instead of the API."""
-        now = self.clock()
-        rejected: list[Rejection] = []
-        products = _parse_all(items_from_saved_file(data), rejected)
-        queries = queries_for(catalog)
-        by_service: dict[str, list[Product]] = defaultdict(list)
-        for p in products:
-            by_service[p.service_code].append(p)
-        found = {
-            i: [p for p in by_service[q.service_code] if q.accepts(p)]
-            for i, q in enumerate(queries)
-        }
-        return build_snapshot(
-            queries,
-            found,
-            snapshot_id=new_snapshot_id(now),
-            taken_at=now.isoformat(),
-            source="saved_price_list_file",
-            rejected=rejected,
-            note=note,
-        )
+        return snapshot_from_saved(data, catalog, self.clock(), note)
 
     # -- committing ---------------------------------------------------------------------------
     def commit(self, snapshot: PriceSnapshot) -> SnapshotResult:
