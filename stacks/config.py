@@ -11,12 +11,16 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from trncost.settings import Catalog
+
 # Commercial, GovCloud and ISO partitions: us-east-1, ap-southeast-2, us-gov-west-1, ...
 REGION_PATTERN = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$"
 ACCOUNT_PATTERN = r"^[0-9]{12}$"
 # EC2 instance type: family.size, e.g. trn2.48xlarge, p6-b200.48xlarge, p5en.48xlarge.
 INSTANCE_TYPE_PATTERN = r"^[a-z][a-z0-9-]*\.[a-z0-9]+$"
 EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+# An EventBridge Scheduler recurring expression: rate(1 day), rate(12 hours), cron(0 6 * * ? *).
+SCHEDULE_PATTERN = r"^(rate\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\)|cron\([^()]+\))$"
 # A stage name becomes a construct id and a CloudFormation stack-name prefix.
 STAGE_NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}$")
 
@@ -34,13 +38,8 @@ Region = Annotated[str, Field(pattern=REGION_PATTERN)]
 InstanceType = Annotated[str, Field(pattern=INSTANCE_TYPE_PATTERN)]
 
 
-class CatalogConfig(BaseModel):
-    """What the prices Lambda snapshots: these instance types in these regions."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    instance_types: list[InstanceType] = Field(min_length=1)
-    regions: list[Region] = Field(min_length=1)
+# The catalog the prices Lambda reads: one model, shared with the Lambda (trncost.settings).
+CatalogConfig = Catalog
 
 
 class StageConfig(BaseModel):
@@ -54,6 +53,8 @@ class StageConfig(BaseModel):
     log_retention_days: int = 30
     alarm_email: Annotated[str, Field(pattern=EMAIL_PATTERN)] | None = None
     catalog: CatalogConfig
+    # When the prices Lambda snapshots the Price List (EventBridge Scheduler, UTC).
+    price_schedule: Annotated[str, Field(pattern=SCHEDULE_PATTERN)] = "rate(1 day)"
 
     @field_validator("log_retention_days")
     @classmethod

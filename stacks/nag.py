@@ -9,6 +9,8 @@ Aspects. On `app.synth()` an unacknowledged ERROR finding makes synthesis fail
 
 from __future__ import annotations
 
+import fnmatch
+
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import IConstruct
@@ -20,6 +22,47 @@ from constructs import IConstruct
 # `suppressedViolations`; a bare rule id ("AwsSolutions-S1") would also silence the finding but
 # leave no record, so it is refused. Every entry needs a reason a reviewer accepts.
 ACKNOWLEDGEMENTS: list[tuple[str, str]] = []
+
+# (construct path, id, reason), applied to the matching constructs and everything under them.
+# The path starts at the stack id (the stage prefix, e.g. "dev/", is left out) and is an
+# fnmatch glob ("*" also matches "/"). Prefer these to ACKNOWLEDGEMENTS: they cover only the
+# resource the reason is about. tests/infra fails on an entry that matches no construct.
+_DLQ_NO_REDRIVE = (
+    "A dead-letter queue is the end of its chain: a redrive policy would need yet another "
+    "queue. Failed events stay 14 days (the SQS maximum) to be inspected and redriven."
+)
+CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
+    (
+        "TrncostPricing/PriceSnapshots/Prices/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Resource '*' is the only one these actions accept (no resource-level permissions in the"
+        " Service Authorization Reference): pricing:GetProducts, pricing:DescribeServices,"
+        " pricing:GetAttributeValues (read-only public Price List), "
+        "ec2:DescribeCapacityBlockOfferings (read-only) and the X-Ray xray:PutTraceSegments,"
+        " xray:PutTelemetryRecords that active tracing adds. Every other statement is scoped;"
+        " tests/infra pins the exact set of actions on '*'.",
+    ),
+    (
+        "*/DeadLetterQueue",  # the house DLQ (stacks.lambda_factory.dead_letter_queue)
+        "Serverless::Serverless-SQSRedrivePolicy",
+        _DLQ_NO_REDRIVE,
+    ),
+    (
+        "TrncostPricing/PriceSnapshots/Schedule/DeadLetterQueue",
+        "AwsSolutions::AwsSolutions-SQS3",
+        "This queue is a DLQ: the DeadLetterConfig of the EventBridge Scheduler schedule beside"
+        " it. cdk-nag recognizes only SQS redrive policies and Lambda DeadLetterConfig as DLQ"
+        " uses.",
+    ),
+    (
+        "*/Function/EventInvokeConfig",  # every house function (stacks.lambda_factory)
+        "Serverless::Serverless-LambdaAsyncFailureDestination",
+        "Failed asynchronous invocations (after 2 retries) go to the function's SQS dead-letter"
+        " queue (DeadLetterConfig, which Serverless-LambdaDLQ requires); Lambda sends to a"
+        " failure destination in addition to a DLQ, so adding one would record each failure"
+        " twice.",
+    ),
+]
 
 VALIDATION_REPORT = "validation-report.json"
 
@@ -37,10 +80,58 @@ def acknowledge(scope: IConstruct, acknowledgements: list[tuple[str, str]]) -> N
         cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=rule_id, reason=reason))
 
 
-def apply_nag(app: cdk.App, acknowledgements: list[tuple[str, str]] | None = None) -> None:
-    """Register the AWS Solutions and Serverless packs on `app`; acknowledge per stack."""
+def path_in_stage(construct: IConstruct) -> str | None:
+    """`construct`'s path from its stack down ("TrncostPricing/.../Role"); None outside stacks."""
+    scopes = construct.node.scopes
+    for index, scope in enumerate(scopes):
+        if isinstance(scope, cdk.Stack):
+            return "/".join(s.node.id for s in scopes[index:])
+    return None
+
+
+def _matching_constructs(
+    app: cdk.App, acknowledgements: list[tuple[str, str, str]]
+) -> dict[str, list[IConstruct]]:
+    matches: dict[str, list[IConstruct]] = {pattern: [] for pattern, _, _ in acknowledgements}
+    for construct in app.node.find_all():
+        path = path_in_stage(construct)
+        if path is None:
+            continue
+        for pattern, found in matches.items():
+            if fnmatch.fnmatchcase(path, pattern):
+                found.append(construct)
+    return matches
+
+
+def construct_acknowledgement_targets(
+    app: cdk.App, acknowledgements: list[tuple[str, str, str]] | None = None
+) -> dict[str, list[str]]:
+    """For each construct path glob, the full paths of the constructs it matches in `app`."""
+    acks = CONSTRUCT_ACKNOWLEDGEMENTS if acknowledgements is None else acknowledgements
+    return {
+        pattern: [construct.node.path for construct in found]
+        for pattern, found in _matching_constructs(app, acks).items()
+    }
+
+
+def apply_nag(
+    app: cdk.App,
+    acknowledgements: list[tuple[str, str]] | None = None,
+    construct_acknowledgements: list[tuple[str, str, str]] | None = None,
+) -> None:
+    """Register the AWS Solutions and Serverless packs on `app`; acknowledge per stack, then
+    per construct (CONSTRUCT_ACKNOWLEDGEMENTS unless given)."""
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     acks = ACKNOWLEDGEMENTS if acknowledgements is None else acknowledgements
     for construct in app.node.find_all():
         if isinstance(construct, cdk.Stack):
             acknowledge(construct, acks)
+    by_construct = (
+        CONSTRUCT_ACKNOWLEDGEMENTS
+        if construct_acknowledgements is None
+        else construct_acknowledgements
+    )
+    matches = _matching_constructs(app, by_construct)
+    for pattern, rule_id, reason in by_construct:
+        for construct in matches[pattern]:
+            acknowledge(construct, [(rule_id, reason)])

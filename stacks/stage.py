@@ -7,6 +7,7 @@ from constructs import Construct
 
 from stacks.config import StageConfig
 from stacks.data import TrncostData
+from stacks.pricing import TrncostPricing
 
 
 class TrncostStage(cdk.Stage):
@@ -20,6 +21,9 @@ class TrncostStage(cdk.Stage):
         )
         self.config = config
         self.data = TrncostData(self, "TrncostData", config=config)
+        self.pricing = TrncostPricing(
+            self, "TrncostPricing", config=config, table=self.data.table, bus=self.data.bus
+        )
 
     @property
     def stacks(self) -> list[cdk.Stack]:

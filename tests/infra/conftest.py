@@ -15,12 +15,15 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 from app import build_app, cdk_json_context  # noqa: E402  (after the jsii env var)
 
 # What the CDK CLI adds to the context when it runs the app (`cdk synth`), so the in-process
-# assembly matches what gets deployed (e.g. the AWS::CDK::Metadata resource).
+# assembly matches what gets deployed (e.g. the AWS::CDK::Metadata resource). Except bundling:
+# no stack is bundled (CDK then skips local bundling too), so the suite stays fast and needs no
+# PyPI; the asset hashes are the same as when bundled (SOURCE hashes). test_layer_bundling.py
+# bundles the layer for real.
 CLI_CONTEXT = {
     "aws:cdk:enable-path-metadata": True,
     "aws:cdk:enable-asset-metadata": True,
     "aws:cdk:version-reporting": True,
-    "aws:cdk:bundling-stacks": ["**"],
+    "aws:cdk:bundling-stacks": [],
 }
 
 
@@ -29,6 +32,7 @@ class Synthesized:
     """The result of one `app.synth()`: the assembly, or the error that stopped it."""
 
     outdir: Path
+    app: Any = None  # aws_cdk.App
     assembly: Any = None  # aws_cdk.cx_api.CloudAssembly
     error: Exception | None = None
     templates: dict[str, dict[str, Any]] = field(default_factory=dict)  # stack path -> template
@@ -46,7 +50,7 @@ class Synthesized:
 
 def synthesize(app: Any, outdir: Path) -> Synthesized:
     """Synthesize `app` (built with `outdir`), keeping a validation failure for the tests."""
-    result = Synthesized(outdir=outdir)
+    result = Synthesized(outdir=outdir, app=app)
     try:
         result.assembly = app.synth()
     except RuntimeError as error:  # cdk-nag (policy validation) failures surface here
