@@ -3,22 +3,49 @@ in an SQS queue (EventBridge → SQS works in moto; → Lambda does not)."""
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 from dataclasses import dataclass
 
 import boto3
 import pytest
 from moto import mock_aws
+from moto.dynamodb.models import DynamoDBBackend
 
-from trncost.events import DetailType, pattern
+from trncost.events import SOURCE
 from trncost.store.schema import TABLE
 
 TABLE_NAME = "trncost-test"
 BUS_NAME = "trncost-test"
 
 
+_DYNAMODB_LOCK = threading.RLock()
+
+
+def _atomic(method):
+    @functools.wraps(method)
+    def locked(*args, **kwargs):
+        with _DYNAMODB_LOCK:
+            return method(*args, **kwargs)
+
+    return locked
+
+
 @pytest.fixture
 def aws(monkeypatch):
+    # DynamoDB applies a conditional write atomically; moto's in-process backend does not
+    # when several threads race. Serialising its item operations restores the real
+    # service's guarantee, so concurrency tests test our code, not moto's.
+    for name in (
+        "put_item",
+        "update_item",
+        "delete_item",
+        "get_item",
+        "query",
+        "transact_write_items",
+    ):
+        monkeypatch.setattr(DynamoDBBackend, name, _atomic(getattr(DynamoDBBackend, name)))
     for name, value in {
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "testing",
@@ -66,7 +93,7 @@ def bus(aws) -> Bus:
     events.put_rule(
         Name="all-trncost",
         EventBusName=BUS_NAME,
-        EventPattern=json.dumps(pattern(DetailType.price_snapshot_taken)),
+        EventPattern=json.dumps({"source": [SOURCE]}),
     )
     events.put_targets(
         Rule="all-trncost", EventBusName=BUS_NAME, Targets=[{"Id": "queue", "Arn": arn}]

@@ -177,8 +177,9 @@ def test_concurrent_snapshots_never_lose_one_and_the_newest_is_latest(table):
     results = {}
 
     def commit(name, snap):
+        own = service(table, clock=clock)  # its own clients, as a separate invocation has
         barrier.wait()
-        results[name] = svc.commit(snap)
+        results[name] = own.commit(snap)
 
     threads = [
         threading.Thread(target=commit, args=(n, s))

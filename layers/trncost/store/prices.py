@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trncost.model.price import PriceQuote, PriceSnapshot, Rejection
+from trncost.store.base import Repository, conditional_failed
 from trncost.store.schema import (
     LATEST_SK,
     PRICES_PK,
@@ -47,27 +48,9 @@ class Publication:
     latest_id: str
 
 
-def _resource_table(table_name: str) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.resource("dynamodb", config=Config(retries={"mode": "standard"})).Table(table_name)
-
-
-class PriceStore:
-    def __init__(self, table_name: str, table: Any = None) -> None:
-        self.table_name = table_name
-        self._table = table
-
-    @property
-    def table(self) -> Any:
-        if self._table is None:
-            self._table = _resource_table(self.table_name)
-        return self._table
-
+class PriceStore(Repository):
     # -- write -----------------------------------------------------------------------------
     def put_snapshot(self, snapshot: PriceSnapshot) -> None:
-        from botocore.exceptions import ClientError
 
         pk = snapshot_pk(snapshot.snapshot_id)
         if self._meta(snapshot.snapshot_id) is not None:
@@ -95,12 +78,8 @@ class PriceStore:
             "quote_count": len(snapshot.quotes),
             "pending_count": sum(q.is_pending for q in snapshot.quotes),
         }
-        try:
-            self.table.put_item(Item=meta, ConditionExpression="attribute_not_exists(pk)")
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                raise SnapshotExists(snapshot.snapshot_id) from None
-            raise
+        if not self.put_new(meta):
+            raise SnapshotExists(snapshot.snapshot_id)
 
     def publish_latest(self, snapshot: PriceSnapshot, attempts: int = 5) -> Publication:
         """Point "latest" at `snapshot` unless a newer one is already there.
@@ -135,7 +114,7 @@ class PriceStore:
                     **({"ExpressionAttributeValues": values} if values else {}),
                 )
             except ClientError as exc:
-                if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                if conditional_failed(exc):
                     continue
                 raise
             previous = current["snapshot_id"] if current else None

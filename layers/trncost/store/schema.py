@@ -6,6 +6,12 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     snapshot meta     pk SNAPSHOT#<id>  sk META               gsi1 SNAPSHOTS / <taken_at>#<id>
     price quote       pk SNAPSHOT#<id>  sk QUOTE#<price key>
     latest pointer    pk PRICES         sk LATEST
+    workload          pk WORKLOAD#<id>  sk WORKLOAD           gsi1 WORKLOADS / <created_at>#<id>
+    trial record      pk TRIAL#<id>     sk TRIAL              gsi1 WORKLOAD#<wid>#TRIALS / <at>#<id>
+    estimate          pk ESTIMATE#<id>  sk DEF                gsi1 WORKLOAD#<wid>#ESTIMATES / <id>
+    estimate version  pk ESTIMATE#<id>  sk V#<000001>
+    ingest claim      pk INGEST#<job>#<status>  sk CLAIM
+    rejected ingest   pk INGEST_REJECTED        sk <at>#<event id>
 """
 
 from __future__ import annotations
@@ -85,3 +91,39 @@ def snapshot_pk(snapshot_id: str) -> str:
 
 def quote_sk(price_key: str) -> str:
     return f"QUOTE#{price_key}"
+
+
+WORKLOAD_SK = "WORKLOAD"
+WORKLOADS_GSI_PK = "WORKLOADS"
+TRIAL_SK = "TRIAL"
+ESTIMATE_DEF_SK = "DEF"
+CLAIM_SK = "CLAIM"
+REJECTED_INGEST_PK = "INGEST_REJECTED"
+
+
+def workload_pk(workload_id: str) -> str:
+    return f"WORKLOAD#{workload_id}"
+
+
+def trial_pk(trial_id: str) -> str:
+    return f"TRIAL#{trial_id}"
+
+
+def workload_trials_gsi_pk(workload_id: str) -> str:
+    return f"WORKLOAD#{workload_id}#TRIALS"
+
+
+def estimate_pk(estimate_id: str) -> str:
+    return f"ESTIMATE#{estimate_id}"
+
+
+def workload_estimates_gsi_pk(workload_id: str) -> str:
+    return f"WORKLOAD#{workload_id}#ESTIMATES"
+
+
+def version_sk(version: int) -> str:
+    return f"V#{version:06d}"
+
+
+def claim_pk(dedup_key: str) -> str:
+    return f"INGEST#{dedup_key}"

@@ -1,0 +1,136 @@
+"""Which job finished, and which workload, phase and trial it belongs to.
+
+A training job joins trncost through tags (SageMaker, Batch) or job parameters (Batch), or
+through the trial agent's own event. The keys are defined here, once:
+
+| key                  | meaning                                                   | required |
+|----------------------|-----------------------------------------------------------|----------|
+| trncost:workload     | workload id                                               | yes      |
+| trncost:phase        | fit, baseline or target                                   | yes      |
+| trncost:trial        | trial id (default: derived from the job identity)         | no       |
+| trncost:plan         | trial plan id (set by the trial workflow)                 | no       |
+| trncost:run          | run number within the phase                               | no       |
+| trncost:code-version | code version (e.g. git SHA)                               | no       |
+| trncost:dataset      | dataset id                                                | no       |
+| trncost:scope        | what the job's clock includes, comma-separated subset of  | no       |
+|                      | compile,data_loading,checkpoints,evaluation (default all) |          |
+| trncost:instance-type| instance type (Batch and agent jobs; SageMaker says it)   | Batch    |
+| trncost:instance-count| instance count (Batch and agent jobs)                    | no (1)   |
+
+Batch job parameters use the same keys with `_` for `:` and `-` (`trncost_workload`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from trncost.model.trial import Phase, TimingScope
+
+TAG_PREFIX = "trncost:"
+WORKLOAD_TAG = "trncost:workload"
+PHASE_TAG = "trncost:phase"
+TRIAL_TAG = "trncost:trial"
+PLAN_TAG = "trncost:plan"
+RUN_TAG = "trncost:run"
+CODE_VERSION_TAG = "trncost:code-version"
+DATASET_TAG = "trncost:dataset"
+SCOPE_TAG = "trncost:scope"
+INSTANCE_TYPE_TAG = "trncost:instance-type"
+INSTANCE_COUNT_TAG = "trncost:instance-count"
+SCOPE_FIELDS = ("compile", "data_loading", "checkpoints", "evaluation")
+ALL_TAGS = (
+    WORKLOAD_TAG,
+    PHASE_TAG,
+    TRIAL_TAG,
+    PLAN_TAG,
+    RUN_TAG,
+    CODE_VERSION_TAG,
+    DATASET_TAG,
+    SCOPE_TAG,
+    INSTANCE_TYPE_TAG,
+    INSTANCE_COUNT_TAG,
+)
+
+
+class JobSource(StrEnum):
+    sagemaker = "sagemaker"
+    batch = "batch"
+    agent = "agent"
+
+
+class JobTagError(ValueError):
+    """The job does not say which workload or phase it belongs to (or says it wrongly)."""
+
+
+def parameter_name(tag: str) -> str:
+    """The Batch job parameter name for a tag key: trncost:code-version → trncost_code_version."""
+    return re.sub(r"[:\-]", "_", tag)
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """A finished job, identified, with what its tags say. Times are UTC."""
+
+    source: JobSource
+    job_id: str  # SageMaker training job name, Batch job id, or the agent's run id
+    job_arn: str | None
+    status: str  # the terminal status as the source spells it (Completed, FAILED, ...)
+    region: str
+    account: str | None
+    event_time: datetime
+    workload_id: str
+    phase: Phase
+    trial_id: str
+    plan_id: str | None
+    run: str | None
+    code_version: str | None
+    dataset_id: str | None
+    timing_scope: TimingScope
+    instance_type: str | None
+    instance_count: int | None
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @property
+    def dedup_key(self) -> str:
+        """Job identity and terminal status: the same pair is the same fact."""
+        return f"{self.source}#{self.region}#{self.job_id}#{self.status}"
+
+
+def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> dict[str, object]:
+    """The trncost fields from a job's tags (or Batch parameters, already renamed)."""
+    workload = tags.get(WORKLOAD_TAG)
+    if not workload:
+        raise JobTagError(f"job {job_id} has no {WORKLOAD_TAG} tag: which workload is it?")
+    phase_raw = tags.get(PHASE_TAG)
+    try:
+        phase = Phase(phase_raw or "")
+    except ValueError:
+        raise JobTagError(
+            f"job {job_id} has {PHASE_TAG}={phase_raw!r}; use fit, baseline or target"
+        ) from None
+    scope_raw = tags.get(SCOPE_TAG)
+    if scope_raw is None:
+        included = set(SCOPE_FIELDS)
+    else:
+        included = {s.strip() for s in scope_raw.split(",") if s.strip()}
+        unknown = included - set(SCOPE_FIELDS)
+        if unknown:
+            raise JobTagError(
+                f"job {job_id} has {SCOPE_TAG} with unknown parts {sorted(unknown)}; "
+                f"use a subset of {','.join(SCOPE_FIELDS)}"
+            )
+    trial_id = tags.get(TRIAL_TAG) or f"{source}-{re.sub(r'[^A-Za-z0-9._:+-]', '-', job_id)}"
+    return {
+        "workload_id": workload,
+        "phase": phase,
+        "trial_id": trial_id[:128],
+        "plan_id": tags.get(PLAN_TAG),
+        "run": tags.get(RUN_TAG),
+        "code_version": tags.get(CODE_VERSION_TAG),
+        "dataset_id": tags.get(DATASET_TAG),
+        "timing_scope": TimingScope(**{f: f in included for f in SCOPE_FIELDS}),
+    }

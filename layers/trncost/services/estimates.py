@@ -1,0 +1,145 @@
+"""Estimates as stored, versioned things: create one, recompute it when its evidence or its
+prices change. A version is added only when the inputs changed (same inputs, same estimate:
+a repeated event changes nothing)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from trncost.estimate import DomainError, estimate
+from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot
+from trncost.store.prices import PriceStore
+from trncost.store.records import EstimateDefinition, EstimateVersion, RecordStore
+
+log = logging.getLogger(__name__)
+
+
+class NotFound(LookupError):
+    """An id that names nothing."""
+
+
+class NoPrices(DomainError):
+    """No price snapshot to estimate with."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def fingerprint(inp: EstimateInput, definition: EstimateDefinition) -> str:
+    """What the estimate depends on: the definition, the snapshot and every trial record."""
+    digest = hashlib.sha256()
+    digest.update(definition.model_dump_json(exclude={"created_at"}).encode())
+    digest.update(inp.prices.snapshot_id.encode())
+    digest.update(inp.workload.model_dump_json().encode())
+    for trial in sorted(inp.trials, key=lambda t: t.trial_id):
+        digest.update(trial.model_dump_json().encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    estimate_id: str
+    version: int | None  # None: unchanged, or could not be computed (see reason)
+    reason: str
+
+
+class EstimateService:
+    def __init__(
+        self, records: RecordStore, prices: PriceStore, clock: Callable[[], datetime] = _now
+    ) -> None:
+        self.records = records
+        self.prices = prices
+        self.clock = clock
+
+    def _snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
+        snap = self.prices.get_snapshot(snapshot_id) if snapshot_id else self.prices.latest()
+        if snap is None:
+            raise NoPrices(
+                f"price snapshot {snapshot_id} not found"
+                if snapshot_id
+                else "no price snapshot yet: take one (POST /prices/snapshots) first"
+            )
+        return snap
+
+    def _input(self, definition: EstimateDefinition) -> EstimateInput:
+        workload = self.records.get_workload(definition.workload_id)
+        if workload is None:
+            raise NotFound(f"workload {definition.workload_id} not found")
+        return EstimateInput(
+            workload=workload,
+            candidate=definition.candidate,
+            trials=self.records.all_trials(definition.workload_id),
+            prices=self._snapshot(definition.snapshot_id),
+            assumptions=definition.assumptions,
+        )
+
+    def create(
+        self,
+        workload_id: str,
+        candidate: Candidate,
+        assumptions: Assumptions,
+        snapshot_id: str | None = None,
+    ) -> EstimateVersion:
+        """Compute and store a new estimate (version 1). Domain errors surface unchanged."""
+        definition = EstimateDefinition(
+            estimate_id=f"est-{uuid.uuid4().hex[:12]}",
+            workload_id=workload_id,
+            candidate=candidate,
+            assumptions=assumptions,
+            snapshot_id=snapshot_id,
+            created_at=self.clock().isoformat(),
+        )
+        inp = self._input(definition)
+        result = estimate(inp)  # raises MissingEvidence / DomainError before anything is stored
+        self.records.put_estimate_definition(definition)
+        return self.records.add_version(
+            definition.estimate_id,
+            result,
+            self.clock().isoformat(),
+            "created",
+            fingerprint(inp, definition),
+        )
+
+    def recompute(self, definition: EstimateDefinition, reason: str) -> Refreshed:
+        try:
+            inp = self._input(definition)
+            fp = fingerprint(inp, definition)
+            latest = self.records.get_version(definition.estimate_id)
+            if latest is not None and latest.fingerprint == fp:
+                return Refreshed(definition.estimate_id, None, "inputs unchanged")
+            result = estimate(inp)
+        except (DomainError, NotFound) as exc:
+            log.warning("estimate %s not recomputed: %s", definition.estimate_id, exc)
+            return Refreshed(definition.estimate_id, None, str(exc))
+        version = self.records.add_version(
+            definition.estimate_id, result, self.clock().isoformat(), reason, fp
+        )
+        return Refreshed(definition.estimate_id, version.version, reason)
+
+    def refresh_workload(self, workload_id: str, reason: str) -> list[Refreshed]:
+        return [self.recompute(d, reason) for d in self.records.estimate_definitions(workload_id)]
+
+    def refresh_for_snapshot(self, previous_id: str | None, new_id: str) -> list[Refreshed]:
+        """Recompute estimates that follow the latest prices and were made with another
+        snapshot (pinned estimates keep theirs)."""
+        done: list[Refreshed] = []
+        cursor = None
+        while True:
+            page = self.records.list_workloads(limit=100, cursor=cursor)
+            for workload in page.items:
+                for definition in self.records.estimate_definitions(workload.workload_id):
+                    if definition.snapshot_id is not None:
+                        continue
+                    latest = self.records.get_version(definition.estimate_id)
+                    if latest is not None and latest.estimate.snapshot_id == new_id:
+                        continue
+                    done.append(self.recompute(definition, f"price snapshot {new_id}"))
+            if page.cursor is None:
+                return done
+            cursor = page.cursor

@@ -1,0 +1,138 @@
+"""A finished job's event → one trial record, exactly once in effect, then "Trial Recorded".
+
+Bad events (unknown shape, unknown workload, missing tags) become rejected ingests with their
+reason, never an exception loop. Infrastructure failures raise, so the message goes back to
+the queue, is retried, and ends in the DLQ if it keeps failing: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from trncost.bus import EventPublisher
+from trncost.events import DetailType
+from trncost.metrics.events import UnusableEvent, parse_job_event
+from trncost.metrics.jobs import JobContext
+from trncost.model import TrialRun, Workload
+from trncost.store.ingest import Claim, IngestStore
+from trncost.store.records import RecordStore
+
+log = logging.getLogger(__name__)
+LEASE_S = 900  # longer than the ingest Lambda's timeout, shorter than the queue's visibility
+
+
+class Busy(Exception):
+    """Another delivery of the same event holds the claim: come back later."""
+
+
+class Collector(Protocol):
+    def collect(self, ctx: JobContext, workload: Workload) -> tuple[TrialRun, list[str]]:
+        """The trial record for a finished job, and notes on what was missing."""
+
+
+@dataclass(frozen=True)
+class IngestOutcome:
+    status: str  # recorded | already_recorded | duplicate | rejected
+    reason: str
+    trial_id: str | None = None
+    workload_id: str | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def event_id(event: Any) -> str:
+    if isinstance(event, dict) and event.get("id"):
+        return str(event["id"])
+    return hashlib.sha256(json.dumps(event, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class IngestService:
+    def __init__(
+        self,
+        records: RecordStore,
+        claims: IngestStore,
+        collector: Collector,
+        publisher: EventPublisher | None = None,
+        clock: Callable[[], datetime] = _now,
+        lease_s: int = LEASE_S,
+    ) -> None:
+        self.records = records
+        self.claims = claims
+        self.collector = collector
+        self.publisher = publisher
+        self.clock = clock
+        self.lease_s = lease_s
+
+    def _reject(self, event: Any, reason: str) -> IngestOutcome:
+        at = (event.get("time") if isinstance(event, dict) else None) or self.clock().isoformat()
+        log.warning("ingest rejected: %s", reason)
+        self.claims.reject(str(at), event_id(event), reason, event)
+        return IngestOutcome("rejected", reason)
+
+    def ingest(self, event: Any) -> IngestOutcome:
+        try:
+            ctx = parse_job_event(event)
+        except UnusableEvent as exc:
+            return self._reject(event, str(exc))
+        workload = self.records.get_workload(ctx.workload_id)
+        if workload is None:
+            return self._reject(
+                event, f"unknown workload {ctx.workload_id} (job {ctx.job_id}): create it first"
+            )
+        now = self.clock()
+        claim = self.claims.claim(ctx.dedup_key, int(now.timestamp()), self.lease_s)
+        if claim == Claim.done:
+            return IngestOutcome(
+                "duplicate", f"{ctx.dedup_key} already ingested", ctx.trial_id, ctx.workload_id
+            )
+        if claim == Claim.busy:
+            raise Busy(f"{ctx.dedup_key} is being ingested by another delivery")
+        try:
+            outcome = self._record(ctx, workload, now)
+        except Exception:
+            self.claims.release(ctx.dedup_key)
+            raise
+        self.claims.complete(ctx.dedup_key, outcome.__dict__)
+        return outcome
+
+    def _record(self, ctx: JobContext, workload: Workload, now: datetime) -> IngestOutcome:
+        trial, notes = self.collector.collect(ctx, workload)
+        written = self.records.put_trial(trial, now.isoformat(), str(ctx.source), notes)
+        if written:
+            outcome = IngestOutcome(
+                "recorded",
+                f"{ctx.source} job {ctx.job_id} {ctx.status}",
+                trial.trial_id,
+                trial.workload_id,
+            )
+        else:
+            # The first terminal record of a job stands; a later status replaces nothing.
+            outcome = IngestOutcome(
+                "already_recorded",
+                f"trial {trial.trial_id} was already recorded; {ctx.status} changes nothing",
+                trial.trial_id,
+                trial.workload_id,
+            )
+        if self.publisher is not None:
+            # Published on every first ingest of this (job, status), so an event lost to a
+            # crash after the write is sent on the retry; refreshes of unchanged inputs add
+            # no version, so a repeat changes nothing.
+            self.publisher.publish(
+                DetailType.trial_recorded,
+                {
+                    "workload_id": trial.workload_id,
+                    "trial_id": trial.trial_id,
+                    "phase": trial.phase.value,
+                    "status": trial.status.value,
+                    "outcome": outcome.status,
+                },
+            )
+        return outcome

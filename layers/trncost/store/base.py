@@ -1,0 +1,61 @@
+"""The DynamoDB table behind every repository: created lazily, injectable for tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _resource_table(table_name: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.resource("dynamodb", config=Config(retries={"mode": "standard"})).Table(table_name)
+
+
+def conditional_failed(exc: Exception) -> bool:
+    response = getattr(exc, "response", None) or {}
+    return response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+class Repository:
+    def __init__(self, table_name: str, table: Any = None) -> None:
+        self.table_name = table_name
+        self._table = table
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            self._table = _resource_table(self.table_name)
+        return self._table
+
+    def put_new(self, item: dict[str, Any]) -> bool:
+        """Write `item` only if its key is free. False when it already exists."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            if conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        return self.table.get_item(Key={"pk": pk, "sk": sk}, ConsistentRead=True).get("Item")
+
+    def query_all(self, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        while True:
+            page = self.table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def query_page(
+        self, limit: int, after: dict[str, Any] | None, **kwargs: Any
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        if after:
+            kwargs["ExclusiveStartKey"] = after
+        page = self.table.query(Limit=limit, **kwargs)
+        return page.get("Items", []), page.get("LastEvaluatedKey")

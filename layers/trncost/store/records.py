@@ -1,0 +1,242 @@
+"""Workloads, trial records and estimate versions in DynamoDB.
+
+Every write that a retry or a race could repeat is conditional: a workload or trial id is
+written once; an estimate version number is taken once (attribute_not_exists), so concurrent
+refreshes produce strictly increasing versions and none is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+from pydantic import Field
+
+from trncost.model import Assumptions, Candidate, Estimate, TrialRun, Workload
+from trncost.model.common import DomainModel, Identifier
+from trncost.store.base import Repository
+from trncost.store.schema import (
+    ESTIMATE_DEF_SK,
+    TABLE,
+    TRIAL_SK,
+    WORKLOAD_SK,
+    WORKLOADS_GSI_PK,
+    estimate_pk,
+    trial_pk,
+    version_sk,
+    workload_estimates_gsi_pk,
+    workload_pk,
+    workload_trials_gsi_pk,
+)
+
+GSI = TABLE.indexes[0].name
+
+
+class AlreadyExists(Exception):
+    """The id is taken; records are written once."""
+
+
+class EstimateDefinition(DomainModel):
+    """What to estimate again whenever its evidence or prices change."""
+
+    estimate_id: Identifier
+    workload_id: Identifier
+    candidate: Candidate
+    assumptions: Assumptions = Field(default_factory=Assumptions)
+    snapshot_id: str | None = Field(
+        default=None, description="a pinned price snapshot; None follows the latest"
+    )
+    created_at: str
+
+
+class EstimateVersion(DomainModel):
+    estimate_id: str
+    version: int
+    created_at: str
+    reason: str
+    fingerprint: str = Field(description="hash of the inputs this version was computed from")
+    estimate: Estimate
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Any]
+    cursor: str | None
+
+
+def _cursor(last: dict[str, Any] | None) -> str | None:
+    return json.dumps(last, sort_keys=True) if last else None
+
+
+def _after(cursor: str | None) -> dict[str, Any] | None:
+    return json.loads(cursor) if cursor else None
+
+
+class RecordStore(Repository):
+    # -- workloads -------------------------------------------------------------------------
+    def put_workload(self, workload: Workload, created_at: str) -> None:
+        ok = self.put_new(
+            {
+                "pk": workload_pk(workload.workload_id),
+                "sk": WORKLOAD_SK,
+                "gsi1pk": WORKLOADS_GSI_PK,
+                "gsi1sk": f"{created_at}#{workload.workload_id}",
+                "created_at": created_at,
+                "workload": workload.model_dump_json(),
+            }
+        )
+        if not ok:
+            raise AlreadyExists(f"workload {workload.workload_id} exists")
+
+    def get_workload(self, workload_id: str) -> Workload | None:
+        item = self.get(workload_pk(workload_id), WORKLOAD_SK)
+        return Workload.model_validate_json(item["workload"]) if item else None
+
+    def list_workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
+        items, last = self.query_page(
+            limit,
+            _after(cursor),
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(WORKLOADS_GSI_PK),
+            ScanIndexForward=False,
+        )
+        return Page([Workload.model_validate_json(i["workload"]) for i in items], _cursor(last))
+
+    # -- trials ----------------------------------------------------------------------------
+    def put_trial(
+        self, trial: TrialRun, recorded_at: str, source: str, notes: list[str] | None = None
+    ) -> bool:
+        """Write a trial record once. False when that trial id is already recorded."""
+        return self.put_new(
+            {
+                "pk": trial_pk(trial.trial_id),
+                "sk": TRIAL_SK,
+                "gsi1pk": workload_trials_gsi_pk(trial.workload_id),
+                "gsi1sk": f"{recorded_at}#{trial.trial_id}",
+                "recorded_at": recorded_at,
+                "source": source,
+                "notes": json.dumps(notes or []),
+                "trial": trial.model_dump_json(),
+            }
+        )
+
+    def get_trial(self, trial_id: str) -> TrialRun | None:
+        item = self.get(trial_pk(trial_id), TRIAL_SK)
+        return TrialRun.model_validate_json(item["trial"]) if item else None
+
+    def trial_notes(self, trial_id: str) -> list[str]:
+        item = self.get(trial_pk(trial_id), TRIAL_SK)
+        return json.loads(item["notes"]) if item else []
+
+    def list_trials(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
+        items, last = self.query_page(
+            limit,
+            _after(cursor),
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_trials_gsi_pk(workload_id)),
+        )
+        return Page([TrialRun.model_validate_json(i["trial"]) for i in items], _cursor(last))
+
+    def all_trials(self, workload_id: str) -> list[TrialRun]:
+        items = self.query_all(
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_trials_gsi_pk(workload_id)),
+        )
+        return [TrialRun.model_validate_json(i["trial"]) for i in items]
+
+    # -- estimates -------------------------------------------------------------------------
+    def put_estimate_definition(self, definition: EstimateDefinition) -> None:
+        ok = self.put_new(
+            {
+                "pk": estimate_pk(definition.estimate_id),
+                "sk": ESTIMATE_DEF_SK,
+                "gsi1pk": workload_estimates_gsi_pk(definition.workload_id),
+                "gsi1sk": definition.estimate_id,
+                "definition": definition.model_dump_json(),
+            }
+        )
+        if not ok:
+            raise AlreadyExists(f"estimate {definition.estimate_id} exists")
+
+    def get_estimate_definition(self, estimate_id: str) -> EstimateDefinition | None:
+        item = self.get(estimate_pk(estimate_id), ESTIMATE_DEF_SK)
+        return EstimateDefinition.model_validate_json(item["definition"]) if item else None
+
+    def estimate_definitions(self, workload_id: str) -> list[EstimateDefinition]:
+        items = self.query_all(
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_estimates_gsi_pk(workload_id)),
+        )
+        return [EstimateDefinition.model_validate_json(i["definition"]) for i in items]
+
+    def latest_version_number(self, estimate_id: str) -> int:
+        page = self.table.query(
+            KeyConditionExpression=Key("pk").eq(estimate_pk(estimate_id))
+            & Key("sk").begins_with("V#"),
+            ScanIndexForward=False,
+            Limit=1,
+            ConsistentRead=True,
+        )
+        items = page.get("Items", [])
+        return int(items[0]["version"]) if items else 0
+
+    def add_version(
+        self,
+        estimate_id: str,
+        estimate: Estimate,
+        created_at: str,
+        reason: str,
+        fingerprint: str,
+        attempts: int = 20,
+    ) -> EstimateVersion:
+        """Store `estimate` as the next version. A race for a number retries with the next."""
+        for _ in range(attempts):
+            number = self.latest_version_number(estimate_id) + 1
+            version = EstimateVersion(
+                estimate_id=estimate_id,
+                version=number,
+                created_at=created_at,
+                reason=reason,
+                fingerprint=fingerprint,
+                estimate=estimate,
+            )
+            if self.put_new(
+                {
+                    "pk": estimate_pk(estimate_id),
+                    "sk": version_sk(number),
+                    "version": number,
+                    "created_at": created_at,
+                    "reason": reason,
+                    "fingerprint": fingerprint,
+                    "estimate": estimate.model_dump_json(),
+                }
+            ):
+                return version
+        raise RuntimeError(f"could not take a version number for estimate {estimate_id}")
+
+    def get_version(self, estimate_id: str, version: int | None = None) -> EstimateVersion | None:
+        number = version or self.latest_version_number(estimate_id)
+        item = self.get(estimate_pk(estimate_id), version_sk(number)) if number else None
+        if not item:
+            return None
+        return EstimateVersion(
+            estimate_id=estimate_id,
+            version=int(item["version"]),
+            created_at=item["created_at"],
+            reason=item["reason"],
+            fingerprint=item["fingerprint"],
+            estimate=Estimate.model_validate_json(item["estimate"]),
+        )
+
+    def list_versions(self, estimate_id: str) -> list[dict[str, Any]]:
+        items = self.query_all(
+            KeyConditionExpression=Key("pk").eq(estimate_pk(estimate_id))
+            & Key("sk").begins_with("V#"),
+            ConsistentRead=True,
+        )
+        return [
+            {"version": int(i["version"]), "created_at": i["created_at"], "reason": i["reason"]}
+            for i in items
+        ]
