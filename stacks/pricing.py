@@ -117,3 +117,9 @@ class TrncostPricing(cdk.Stack):
         self.snapshotter = PriceSnapshotter(
             self, "PriceSnapshots", config=config, table=table, bus=bus
         )
+        cdk.CfnOutput(
+            self,
+            "PricesFunctionName",
+            value=self.snapshotter.prices.function.function_name,
+            description="invoke with {} for a live snapshot or {\"saved_price_list\": ...}",
+        )
