@@ -45,6 +45,7 @@ test: $(VENV_STAMP) ## lint, then run the test suite (PYTEST_ARGS="-m infra" etc
 bench: $(VENV_STAMP) ## print the benchmark figures (estimate time, price snapshot calls and time)
 	$(VENV)/bin/python benchmarks/bench_estimate.py
 	$(VENV)/bin/python benchmarks/bench_prices.py
+	$(VENV)/bin/python benchmarks/bench_ingest.py
 
 synth: $(VENV_STAMP) $(NODE_STAMP) ## synthesize all stages to cdk.out (offline)
 	$(CDK) synth --no-notices -q

@@ -14,3 +14,8 @@ class MetricName(StrEnum):
     price_quotes_rejected = "PriceQuotesRejected"
     price_list_calls = "PriceListCalls"
     price_snapshot_rejected_requests = "PriceSnapshotRequestsRejected"
+    trials_ingested = "TrialsIngested"
+    ingest_duplicates = "IngestDuplicates"
+    ingests_rejected = "IngestsRejected"
+    estimates_refreshed = "EstimatesRefreshed"
+    estimates_unchanged = "EstimatesUnchanged"

@@ -7,9 +7,9 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from samples import event
 
 from factories import candidate, instance_quote, snapshot, trial, workload
+from samples import event
 from trncost.bus import EventPublisher
 from trncost.events import DetailType
 from trncost.model import Assumptions
@@ -72,7 +72,7 @@ def test_an_event_becomes_one_trial_record_and_a_trial_recorded_event(stores, bu
     out = svc.ingest(sagemaker_event())
     assert out.status == "recorded" and out.trial_id == "sagemaker-llama31-8b-trn2-baseline-01"
     assert records.get_trial(out.trial_id).workload_id == WL
-    assert records.trial_notes(out.trial_id) == ["no eval metric published"]
+    assert records.get_trial(out.trial_id).notes == ["no eval metric published"]
     (e,) = bus.received()
     assert e["detail-type"] == DetailType.trial_recorded
     assert e["detail"]["trial_id"] == out.trial_id and e["detail"]["workload_id"] == WL

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from samples import event
 
+from samples import event
 from trncost.metrics.events import UnusableEvent, parse_job_event
 from trncost.metrics.jobs import JobSource
 from trncost.model.trial import Phase
@@ -19,8 +19,8 @@ def test_a_completed_sagemaker_job_with_epoch_ms_strings():
     assert (ctx.workload_id, ctx.phase, ctx.run) == ("llama31-8b-cpt", Phase.baseline, "1")
     assert ctx.trial_id == "sagemaker-llama31-8b-trn2-baseline-01"
     assert (ctx.instance_type, ctx.instance_count) == ("ml.trn1.32xlarge", 2)
-    assert ctx.started_at == datetime.fromtimestamp(1764334982, tz=UTC)
-    assert ctx.ended_at == datetime.fromtimestamp(1764339126, tz=UTC)
+    assert ctx.started_at == datetime.fromtimestamp(1795870982, tz=UTC)
+    assert ctx.ended_at == datetime.fromtimestamp(1795875126, tz=UTC)
     assert ctx.code_version == "git:4f2a9c1"
     assert all(ctx.timing_scope.model_dump().values())  # default: the clock includes all
     assert ctx.dedup_key == "sagemaker#us-east-1#llama31-8b-trn2-baseline-01#Completed"
@@ -29,7 +29,7 @@ def test_a_completed_sagemaker_job_with_epoch_ms_strings():
 def test_a_failed_sagemaker_job_with_epoch_ms_numbers():
     ctx = parse_job_event(event("sagemaker_training_job_failed"))
     assert ctx.status == "Failed" and ctx.run == "2"
-    assert ctx.started_at == datetime.fromtimestamp(1764334982, tz=UTC)
+    assert ctx.started_at == datetime.fromtimestamp(1795870982, tz=UTC)
 
 
 def test_a_batch_job_joins_through_its_parameters():

@@ -114,7 +114,9 @@ class Checkpointing(DomainModel):
 class QualityResult(DomainModel):
     metric: Name
     value: FiniteFloat
-    loss_finite: bool = True
+    loss_finite: bool | None = Field(
+        default=True, description="the loss stayed finite (None: it was not checked)"
+    )
 
 
 class Usage(DomainModel):
@@ -150,6 +152,9 @@ class TrialRun(DomainModel):
     dataset_id: Name
     framework_version: Name | None = None
     neuron_sdk_version: Name | None = None
+    notes: list[str] = Field(
+        default_factory=list, description="what was not measured, and how the record coped"
+    )
     billed_instance_seconds: PositiveFloat | None = Field(
         default=None, description="as billed (e.g. SageMaker BillableTimeInSeconds × InstanceCount)"
     )

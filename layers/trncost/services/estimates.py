@@ -10,8 +10,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from trncost.estimate import DomainError, estimate
+from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot
 from trncost.store.prices import PriceStore
 from trncost.store.records import EstimateDefinition, EstimateVersion, RecordStore
@@ -143,3 +145,18 @@ class EstimateService:
             if page.cursor is None:
                 return done
             cursor = page.cursor
+
+
+def route_refresh(service: EstimateService, event: dict[str, Any]) -> list[Refreshed]:
+    """Which estimates an event on the bus should refresh, refreshed."""
+    detail = event.get("detail") or {}
+    kind = event.get("detail-type")
+    if kind == DetailType.trial_recorded and detail.get("workload_id"):
+        reason = f"trial {detail.get('trial_id')} recorded"
+        return service.refresh_workload(str(detail["workload_id"]), reason)
+    if kind == DetailType.price_snapshot_taken and detail.get("snapshot_id"):
+        return service.refresh_for_snapshot(
+            detail.get("previous_snapshot_id"), str(detail["snapshot_id"])
+        )
+    log.warning("refresh ignored an event it does not handle: %s", kind)
+    return []

@@ -97,6 +97,10 @@ class IngestService:
             raise Busy(f"{ctx.dedup_key} is being ingested by another delivery")
         try:
             outcome = self._record(ctx, workload, now)
+        except UnusableEvent as exc:
+            # The job's own data cannot make a record (no window, no instance type): a
+            # retry would not help, so it is rejected, and the claim is closed.
+            outcome = self._reject(event, str(exc))
         except Exception:
             self.claims.release(ctx.dedup_key)
             raise
@@ -105,7 +109,9 @@ class IngestService:
 
     def _record(self, ctx: JobContext, workload: Workload, now: datetime) -> IngestOutcome:
         trial, notes = self.collector.collect(ctx, workload)
-        written = self.records.put_trial(trial, now.isoformat(), str(ctx.source), notes)
+        if notes and trial.notes != notes:
+            trial = trial.model_copy(update={"notes": list(notes)})
+        written = self.records.put_trial(trial, now.isoformat(), str(ctx.source))
         if written:
             outcome = IngestOutcome(
                 "recorded",

@@ -105,9 +105,7 @@ class RecordStore(Repository):
         return Page([Workload.model_validate_json(i["workload"]) for i in items], _cursor(last))
 
     # -- trials ----------------------------------------------------------------------------
-    def put_trial(
-        self, trial: TrialRun, recorded_at: str, source: str, notes: list[str] | None = None
-    ) -> bool:
+    def put_trial(self, trial: TrialRun, recorded_at: str, source: str) -> bool:
         """Write a trial record once. False when that trial id is already recorded."""
         return self.put_new(
             {
@@ -117,7 +115,6 @@ class RecordStore(Repository):
                 "gsi1sk": f"{recorded_at}#{trial.trial_id}",
                 "recorded_at": recorded_at,
                 "source": source,
-                "notes": json.dumps(notes or []),
                 "trial": trial.model_dump_json(),
             }
         )
@@ -125,10 +122,6 @@ class RecordStore(Repository):
     def get_trial(self, trial_id: str) -> TrialRun | None:
         item = self.get(trial_pk(trial_id), TRIAL_SK)
         return TrialRun.model_validate_json(item["trial"]) if item else None
-
-    def trial_notes(self, trial_id: str) -> list[str]:
-        item = self.get(trial_pk(trial_id), TRIAL_SK)
-        return json.loads(item["notes"]) if item else []
 
     def list_trials(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
         items, last = self.query_page(

@@ -1,0 +1,62 @@
+"""Refresh Lambda: SQS batch of trncost's own events → new estimate versions.
+
+"Trial Recorded" recomputes the estimates of that workload; "Price Snapshot Taken" those that
+follow the latest prices. A version is added only when the inputs changed, so a redelivered
+event changes nothing."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from trncost.observability import NAMESPACE, MetricName
+from trncost.services.estimates import EstimateService, route_refresh
+from trncost.settings import Settings
+from trncost.store.prices import PriceStore
+from trncost.store.records import RecordStore
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics(namespace=NAMESPACE)
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+@lru_cache(maxsize=1)
+def service() -> EstimateService:
+    settings = Settings.from_env()
+    return EstimateService(RecordStore(settings.table_name), PriceStore(settings.table_name))
+
+
+@tracer.capture_method
+def record_handler(record: SQSRecord) -> list[dict[str, Any]]:
+    try:
+        event = json.loads(record.body)
+    except json.JSONDecodeError:
+        logger.warning("refresh message is not JSON; dropped", extra={"id": record.message_id})
+        return []
+    results = route_refresh(service(), event)
+    for r in results:
+        name = MetricName.estimates_refreshed if r.version else MetricName.estimates_unchanged
+        metrics.add_metric(name, MetricUnit.Count, 1)
+    logger.info("refreshed", extra={"results": [r.__dict__ for r in results]})
+    return [r.__dict__ for r in results]
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )
