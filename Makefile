@@ -16,7 +16,7 @@ CDK := npx --no-install cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: help run test bench synth deploy lint clean
+.PHONY: help run test bench synth deploy openapi lint clean
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -52,6 +52,9 @@ synth: $(VENV_STAMP) $(NODE_STAMP) ## synthesize all stages to cdk.out (offline)
 
 deploy: $(VENV_STAMP) $(NODE_STAMP) ## deploy STAGE (default dev) to the current AWS credentials
 	$(CDK) deploy --no-notices -c stage=$(STAGE) '$(STAGE)/*'
+
+openapi: $(VENV_STAMP) ## regenerate openapi.json from the API routes
+	$(VENV)/bin/python -m trncost.api.openapi openapi.json
 
 lint: $(VENV_STAMP) ## ruff
 	$(VENV)/bin/ruff check .

@@ -1,0 +1,133 @@
+"""Request and response bodies of the HTTP API (the OpenAPI schema is generated from these)."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trncost.model import Assumptions, Candidate, Estimate, SnapshotDiff, TrialRun, Workload
+from trncost.model.price import PriceSnapshot, Rejection
+
+T = TypeVar("T")
+
+
+class Page(BaseModel, Generic[T]):
+    items: list[T]
+    next_cursor: str | None = Field(
+        default=None, description="pass as ?cursor= to read the next page; null on the last"
+    )
+
+
+class Health(BaseModel):
+    status: str
+    version: str
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="a stable code: not_found, conflict, validation_error, ...")
+    message: str
+    fields: list[str] = Field(default_factory=list, description="the fields at fault, dotted")
+
+
+class EstimateRequest(BaseModel):
+    """What to estimate: a candidate, stated assumptions (user price overrides go in
+    `assumptions.price_overrides`), and optionally a pinned price snapshot."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidate: Candidate
+    assumptions: Assumptions = Field(default_factory=Assumptions)
+    snapshot_id: str | None = Field(
+        default=None, description="pin a price snapshot; omitted: follow the latest"
+    )
+
+
+class EstimateView(BaseModel):
+    estimate_id: str
+    version: int
+    created_at: str
+    reason: str
+    report_url: str
+    estimate: Estimate
+
+
+class VersionInfo(BaseModel):
+    version: int
+    created_at: str
+    reason: str
+
+
+class Versions(BaseModel):
+    estimate_id: str
+    versions: list[VersionInfo]
+
+
+class TrialView(BaseModel):
+    trial: TrialRun
+
+
+class WorkloadView(BaseModel):
+    workload: Workload
+
+
+class SnapshotSummaryView(BaseModel):
+    snapshot_id: str
+    taken_at: str
+    source: str
+    quotes: int
+    pending: int
+    rejected: int
+
+
+class SnapshotRequest(BaseModel):
+    """Take a snapshot now: from an uploaded saved Price List file, or live (needs AWS
+    credentials with pricing:GetProducts)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    saved_price_list: Any | None = Field(
+        default=None,
+        description="a GetProducts response, a list of items or a bulk offer file; "
+        "omitted: query the Price List API live",
+    )
+    note: str | None = Field(default=None, max_length=500)
+
+
+class SnapshotTaken(BaseModel):
+    snapshot_id: str
+    taken_at: str
+    source: str
+    quotes: int
+    pending: int
+    rejected: int
+    published_as_latest: bool
+    previous_snapshot_id: str | None
+    changed_keys: list[str]
+
+
+class RejectedIngestView(BaseModel):
+    at: str
+    event_id: str
+    reason: str
+    source: str | None
+    detail_type: str | None
+
+
+__all__ = [
+    "ErrorBody",
+    "EstimateRequest",
+    "EstimateView",
+    "Health",
+    "Page",
+    "PriceSnapshot",
+    "Rejection",
+    "RejectedIngestView",
+    "SnapshotDiff",
+    "SnapshotRequest",
+    "SnapshotSummaryView",
+    "SnapshotTaken",
+    "TrialView",
+    "Versions",
+    "WorkloadView",
+]

@@ -1,0 +1,229 @@
+"""The API Lambda through its real handler on moto: workload → trials → prices → estimate →
+versions → report, and every kind of bad request answered with a 4xx that names the problem."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from factories import trial, workload
+from handlers import FakeContext, api_event, load_handler
+from stubs import SAVED_US_EAST_1
+from trncost.settings import CATALOG_ENV
+from trncost.store.schema import TABLE_NAME_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
+
+
+@pytest.fixture
+def api(table, monkeypatch):
+    monkeypatch.setenv(TABLE_NAME_ENV, table)
+    monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    from trncost.api import app as api_app
+
+    api_app.services.cache_clear()
+    module = load_handler("api")
+
+    def call(method, path, body=None, **kw):
+        response = module.handler(api_event(method, path, body, **kw), FakeContext())
+        multi = response.get("multiValueHeaders") or {}
+        ctype = (response.get("headers") or {}).get("Content-Type") or ",".join(
+            multi.get("Content-Type", [])
+        )
+        raw = response["body"]
+        payload = json.loads(raw) if "json" in ctype and raw else raw
+        return response["statusCode"], payload
+
+    yield call
+    api_app.services.cache_clear()
+
+
+def seed(call):
+    wl = workload(workload_id="wl-api", dataset_gb=100).model_dump(mode="json")
+    assert call("POST", "/workloads", wl)[0] == 201
+    for tid, count in (("t-1", 2), ("t-2", 2)):
+        t = trial(tid, count=count, phase="target", workload_id="wl-api").model_dump(mode="json")
+        assert call("POST", "/workloads/wl-api/trials", t)[0] == 201
+    saved = json.loads(SAVED_US_EAST_1.read_text())
+    status, taken = call("POST", "/prices/snapshots", {"saved_price_list": saved, "note": "t"})
+    assert status == 201 and taken["published_as_latest"]
+    return taken
+
+
+def test_the_whole_flow(api):
+    taken = seed(api)
+    assert api("GET", "/health") == (200, {"status": "ok", "version": "0.1.0"})
+    status, page = api("GET", "/workloads")
+    assert status == 200 and [w["workload_id"] for w in page["items"]] == ["wl-api"]
+    status, trials = api("GET", "/workloads/wl-api/trials", query={"limit": "1"})
+    assert status == 200 and len(trials["items"]) == 1 and trials["next_cursor"]
+    status, rest = api(
+        "GET", "/workloads/wl-api/trials", query={"limit": "1", "cursor": trials["next_cursor"]}
+    )
+    assert len(rest["items"]) == 1 and rest["items"][0] != trials["items"][0]
+    assert api("GET", "/trials/t-1")[1]["trial"]["trial_id"] == "t-1"
+
+    body = {
+        "candidate": {"instance_type": "trn2.48xlarge", "instance_count": 2, "region": "us-east-1"},
+        "assumptions": {"idle_fraction": {"value": 0.1, "note": "queueing"}},
+    }
+    status, created = api("POST", "/workloads/wl-api/estimates", body)
+    assert status == 201 and created["version"] == 1
+    est = created["estimate"]
+    assert est["status"] == "complete" and isinstance(est["total_usd"], str)
+    assert est["snapshot_id"] == taken["snapshot_id"]
+    eid = created["estimate_id"]
+    assert api("GET", f"/estimates/{eid}")[1]["estimate"] == est
+    assert api("GET", f"/estimates/{eid}", query={"version": "1"})[0] == 200
+    assert api("GET", f"/estimates/{eid}/versions")[1]["versions"][0]["version"] == 1
+    status, html = api("GET", f"/estimates/{eid}/report")
+    assert status == 200 and "<!DOCTYPE html>" in html[:200] and "trn2.48xlarge" in html
+
+    # trn3 has no price: the estimate is incomplete, never $0
+    body["candidate"]["instance_type"] = "trn3.48xlarge"
+    t3 = trial(
+        "t-3", instance_type="trn3.48xlarge", count=2, phase="target", workload_id="wl-api"
+    ).model_dump(mode="json")
+    api("POST", "/workloads/wl-api/trials", t3)
+    status, pending = api("POST", "/workloads/wl-api/estimates", body)
+    assert status == 201 and pending["estimate"]["status"] == "incomplete"
+    assert pending["estimate"]["total_usd"] is None
+
+    status, snaps = api("GET", "/prices/snapshots")
+    assert [s["snapshot_id"] for s in snaps["items"]] == [taken["snapshot_id"]]
+    status, latest = api("GET", "/prices/snapshots/latest")
+    assert latest["snapshot_id"] == taken["snapshot_id"]
+    sid = taken["snapshot_id"]
+    status, diff = api("GET", f"/prices/snapshots/{sid}/diff/{sid}")
+    assert status == 200 and diff["changed"] == [] and diff["added"] == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "code"),
+    [
+        ("GET", "/workloads/nope", 404),
+        ("GET", "/trials/nope", 404),
+        ("GET", "/estimates/nope", 404),
+        ("GET", "/estimates/nope/versions", 404),
+        ("GET", "/estimates/nope/report", 404),
+        ("GET", "/prices/snapshots/nope", 404),
+        ("GET", "/prices/snapshots/latest", 404),
+        ("GET", "/no/such/route", 404),
+    ],
+)
+def test_unknown_ids_are_404(api, method, path, code):
+    status, body = api(method, path)
+    assert status == code and body["error"] == "not_found"
+
+
+def test_conflicts_are_409(api):
+    seed(api)
+    wl = workload(workload_id="wl-api").model_dump(mode="json")
+    status, body = api("POST", "/workloads", wl)
+    assert status == 409 and "wl-api exists" in body["message"]
+    t = trial("t-1", workload_id="wl-api").model_dump(mode="json")
+    assert api("POST", "/workloads/wl-api/trials", t)[0] == 409
+
+
+def test_an_estimate_without_prices_or_evidence_says_what_is_missing(api):
+    wl = workload(workload_id="wl-api").model_dump(mode="json")
+    api("POST", "/workloads", wl)
+    body = {
+        "candidate": {"instance_type": "trn2.48xlarge", "instance_count": 2, "region": "us-east-1"}
+    }
+    status, err = api("POST", "/workloads/wl-api/estimates", body)
+    assert status == 409 and err["error"] == "no_price_snapshot"
+    saved = json.loads(SAVED_US_EAST_1.read_text())
+    api("POST", "/prices/snapshots", {"saved_price_list": saved})
+    status, err = api("POST", "/workloads/wl-api/estimates", body)
+    assert status == 422 and err["error"] == "missing_evidence"
+    assert "no trial of trn2.48xlarge" in err["message"] and err["fields"] == ["trial"]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda w: w.pop("target"), "target"),
+        (lambda w: w["target"].update(amount=-1), "target.amount"),
+        (lambda w: w["target"].update(unit="bytes"), "target.unit"),
+        (lambda w: w.update(surprise=1), "surprise"),
+    ],
+)
+def test_bad_workloads_are_422_naming_the_field(api, mutate, field):
+    wl = workload(workload_id="wl-bad").model_dump(mode="json")
+    mutate(wl)
+    status, err = api("POST", "/workloads", wl)
+    assert status == 422 and err["error"] == "validation_error"
+    assert field in err["fields"], err
+
+
+def test_bad_query_parameters_are_422(api):
+    status, err = api("GET", "/workloads", query={"limit": "0"})
+    assert status == 422 and "limit" in err["fields"]
+    status, err = api("GET", "/workloads", query={"cursor": "garbage"})
+    assert status == 422 and "cursor" in err["message"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "code"),
+    [
+        ({"raw_body": "{not json"}, 400, "bad_request"),
+        (
+            {"raw_body": base64.b64encode(b"\xff\xfe\xfd").decode(), "base64_body": True},
+            400,
+            "bad_request",
+        ),
+        (
+            {"raw_body": "{}", "headers": {"Content-Type": "text/plain"}},
+            415,
+            "unsupported_media_type",
+        ),
+        ({"raw_body": json.dumps({"x": "a" * (1024 * 1024)})}, 413, "payload_too_large"),
+        ({"raw_body": "!!!", "base64_body": True}, 400, "bad_request"),
+    ],
+)
+def test_malformed_bodies_are_4xx_with_a_message(api, kwargs, status, code):
+    got, err = api("POST", "/workloads", **kwargs)
+    assert got == status and err["error"] == code and err["message"]
+
+
+def test_a_bad_saved_price_list_is_422(api):
+    status, err = api("POST", "/prices/snapshots", {"saved_price_list": {"hello": 1}})
+    assert status == 422 and "saved_price_list" in err["message"]
+
+
+def test_rejected_ingests_are_visible(api, table):
+    from trncost.store.ingest import IngestStore
+
+    IngestStore(table).reject(
+        "2026-11-30T10:00:00Z",
+        "ev-1",
+        "no trncost:workload tag",
+        {"source": "aws.sagemaker", "detail-type": "x"},
+    )
+    status, page = api("GET", "/ingest/rejected")
+    assert status == 200 and page["items"][0]["reason"] == "no trncost:workload tag"
+
+
+def test_openapi_json_in_the_repo_is_current(api):
+    from trncost.api.openapi import render
+
+    checked_in = (ROOT / "openapi.json").read_text()
+    assert checked_in == render(), "openapi.json is stale: run `make openapi`"
+    status, doc = api("GET", "/openapi.json")
+    assert status == 200 and doc["info"]["title"] == "trncost"
+    for path in (
+        "/workloads",
+        "/workloads/{workload_id}/estimates",
+        "/prices/snapshots",
+        "/estimates/{estimate_id}/report",
+    ):
+        assert path in doc["paths"]
+    status, docs = api("GET", "/docs")
+    assert status == 200 and "swagger" in docs.lower()
+    assert "https://" not in docs.split("<body", 1)[0]  # self-contained: no CDN
