@@ -55,6 +55,42 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
         " uses.",
     ),
     (
+        "TrncostIngest/TrialIngest/Ingest/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Resource '*' is the only one these actions accept (no resource-level permissions in the"
+        " Service Authorization Reference; CloudWatch metrics have no ARNs):"
+        " cloudwatch:GetMetricData (read the trial's agent, Neuron and GPU metrics) and"
+        " cloudwatch:ListMetrics (count the agent's metrics of a trial), both read-only, and the"
+        " X-Ray xray:PutTraceSegments, xray:PutTelemetryRecords that active tracing adds. Every"
+        " other statement is scoped; tests/infra pins the exact set of actions on '*'.",
+    ),
+    (
+        "TrncostIngest/TrialIngest/Ingest/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:"
+        "<AWS::Region>:<AWS::AccountId>:training-job/*]",
+        "sagemaker:DescribeTrainingJob (read-only, the only action on this resource) for any"
+        " training job of this account and region: the job to describe is named by the"
+        " 'SageMaker Training Job State Change' event, and trial jobs are launched under names"
+        " trncost does not choose, so no narrower name prefix holds. Training jobs in other"
+        " accounts and regions stay out of reach.",
+    ),
+    (
+        "TrncostIngest/EstimateRefresh/Refresh/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Only the X-Ray xray:PutTraceSegments, xray:PutTelemetryRecords that active tracing"
+        " adds take Resource '*' (X-Ray has no resource-level permissions for them); the table"
+        " and queue statements are scoped. tests/infra pins the exact set of actions on '*'.",
+    ),
+    (
+        "TrncostIngest/*/Function/SqsEventSource:*",  # the ingest and refresh queue consumers
+        "Serverless::Serverless-LambdaEventSourceMappingDestination",
+        "Lambda supports on-failure destinations only for stream and Kafka event sources"
+        " (Kinesis, DynamoDB Streams, Amazon MSK, self-managed Kafka), not for SQS. For an SQS"
+        " source the queue is the failure path: with ReportBatchItemFailures only the failed"
+        " records return to the queue, and after maxReceiveCount 5 its redrive policy moves"
+        " them to the queue's dead-letter queue (14 days).",
+    ),
+    (
         "*/Function/EventInvokeConfig",  # every house function (stacks.lambda_factory)
         "Serverless::Serverless-LambdaAsyncFailureDestination",
         "Failed asynchronous invocations (after 2 retries) go to the function's SQS dead-letter"

@@ -7,6 +7,7 @@ from constructs import Construct
 
 from stacks.config import StageConfig
 from stacks.data import TrncostData
+from stacks.ingest import TrncostIngest
 from stacks.pricing import TrncostPricing
 
 
@@ -23,6 +24,9 @@ class TrncostStage(cdk.Stage):
         self.data = TrncostData(self, "TrncostData", config=config)
         self.pricing = TrncostPricing(
             self, "TrncostPricing", config=config, table=self.data.table, bus=self.data.bus
+        )
+        self.ingest = TrncostIngest(
+            self, "TrncostIngest", config=config, table=self.data.table, bus=self.data.bus
         )
 
     @property
