@@ -32,8 +32,8 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-run: $(VENV_STAMP) ## estimate the llama-8b example with the local engine
-	$(VENV)/bin/trncost estimate examples/llama-8b/estimate.json
+run: $(VENV_STAMP) ## serve the API locally on http://127.0.0.1:8080 (embedded AWS, example seeded)
+	$(VENV)/bin/trncost serve
 
 test: export AWS_DEFAULT_REGION := us-east-1
 test: export AWS_ACCESS_KEY_ID := testing

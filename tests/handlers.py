@@ -1,26 +1,12 @@
-"""Load a Lambda handler module (lambdas/<name>/handler.py) the way the runtime does, under a
-unique module name, and a LambdaContext stand-in."""
+"""Lambda handlers as the runtime loads them, a LambdaContext stand-in, and API events."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
 
-LAMBDAS = Path(__file__).resolve().parent.parent / "lambdas"
+from trncost.local.handlers import load_handler
 
-
-def load_handler(name: str) -> ModuleType:
-    module_name = f"trncost_lambda_{name}"
-    sys.modules.pop(module_name, None)
-    spec = importlib.util.spec_from_file_location(module_name, LAMBDAS / name / "handler.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
+__all__ = ["FakeContext", "api_event", "load_handler"]
 
 
 @dataclass
