@@ -28,6 +28,18 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt layers/trncost/requirements
 	$(VENV)/bin/pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
+# Debian's chromium for the e2e browser test (the report page rendered for real). Installed when
+# this runs as root with apt (CI, fresh machines); otherwise that one test says it is skipped.
+CHROMIUM_STAMP := $(VENV)/.chromium.stamp
+$(CHROMIUM_STAMP): | $(VENV_STAMP)
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian chromium for the e2e browser test"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	    >/dev/null) || echo "chromium could not be installed: the browser test will be skipped"; \
+	else echo "chromium not installed and not root: the browser test will be skipped"; fi
+	@touch $@
+
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
@@ -38,7 +50,7 @@ run: $(VENV_STAMP) ## serve the API locally on http://127.0.0.1:8080 (embedded A
 test: export AWS_DEFAULT_REGION := us-east-1
 test: export AWS_ACCESS_KEY_ID := testing
 test: export AWS_SECRET_ACCESS_KEY := testing
-test: $(VENV_STAMP) ## lint, then run the test suite (PYTEST_ARGS="-m infra" etc.)
+test: $(VENV_STAMP) $(CHROMIUM_STAMP) ## lint, then run the test suite (PYTEST_ARGS="-m infra" etc.)
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
 

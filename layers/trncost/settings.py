@@ -18,6 +18,7 @@ from trncost.store.schema import TABLE_NAME_ENV
 
 PRICE_LIST_REGION_ENV = "TRNCOST_PRICE_LIST_REGION"
 CATALOG_ENV = "TRNCOST_CATALOG"
+LIVE_PRICES_ENV = "TRNCOST_LIVE_PRICES"
 PRICE_LIST_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
 
 
@@ -44,6 +45,7 @@ class Settings(BaseModel):
     bus_name: str | None = None
     price_list_region: str = "us-east-1"
     catalog: Catalog | None = None
+    live_prices: bool = True  # may the API query the Price List API (POST /prices/snapshots)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -54,4 +56,5 @@ class Settings(BaseModel):
             bus_name=env.get(BUS_NAME_ENV) or None,
             price_list_region=env.get(PRICE_LIST_REGION_ENV, "us-east-1"),
             catalog=Catalog.model_validate(json.loads(catalog)) if catalog else None,
+            live_prices=env.get(LIVE_PRICES_ENV, "true").lower() not in ("false", "0", "no"),
         )

@@ -12,7 +12,7 @@ import pytest
 from factories import trial, workload
 from handlers import FakeContext, api_event, load_handler
 from stubs import SAVED_US_EAST_1
-from trncost.settings import CATALOG_ENV
+from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV
 from trncost.store.schema import TABLE_NAME_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +23,7 @@ CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us
 def api(table, monkeypatch):
     monkeypatch.setenv(TABLE_NAME_ENV, table)
     monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
+    monkeypatch.setenv(LIVE_PRICES_ENV, "false")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     from trncost.api import app as api_app
 
@@ -190,6 +191,11 @@ def test_bad_query_parameters_are_422(api):
 def test_malformed_bodies_are_4xx_with_a_message(api, kwargs, status, code):
     got, err = api("POST", "/workloads", **kwargs)
     assert got == status and err["error"] == code and err["message"]
+
+
+def test_live_snapshots_are_refused_where_they_are_off(api):
+    status, err = api("POST", "/prices/snapshots", {})
+    assert status == 409 and err["error"] == "live_prices_off"
 
 
 def test_a_bad_saved_price_list_is_422(api):

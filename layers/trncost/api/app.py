@@ -45,8 +45,9 @@ from trncost.report.html import render_report
 from trncost.requestfile import format_validation_error
 from trncost.services.estimates import EstimateService, NoPrices, NotFound
 from trncost.settings import Settings
+from trncost.store.base import BadCursor
 from trncost.store.ingest import IngestStore
-from trncost.store.prices import PriceStore, SnapshotExists
+from trncost.store.prices import PriceStore
 from trncost.store.records import AlreadyExists, EstimateVersion, RecordStore
 
 log = logging.getLogger(__name__)
@@ -150,6 +151,29 @@ def _conflict(exc: AlreadyExists) -> Response:
     return error(409, "conflict", str(exc))
 
 
+@app.exception_handler(BadCursor)
+def _bad_cursor(exc: BadCursor) -> Response:
+    return error(422, "validation_error", str(exc), ["cursor"])
+
+
+class LivePricesOff(Exception):
+    """This deployment may not call the Price List API."""
+
+
+@app.exception_handler(LivePricesOff)
+def _live_off(exc: LivePricesOff) -> Response:
+    return error(409, "live_prices_off", str(exc), ["saved_price_list"])
+
+
+class Upstream(Exception):
+    """An AWS service trncost depends on failed after retries."""
+
+
+@app.exception_handler(Upstream)
+def _upstream(exc: Upstream) -> Response:
+    return error(503, "upstream_unavailable", str(exc))
+
+
 @app.exception_handler(PriceListItemError)
 def _bad_price_list(exc: PriceListItemError) -> Response:
     return error(422, "validation_error", f"saved_price_list: {exc.reason}", ["saved_price_list"])
@@ -189,7 +213,7 @@ def create_workload(workload: Workload) -> tuple[WorkloadView, int]:
 
 @app.get("/workloads", tags=["workloads"])
 def list_workloads(limit: Limit = 50, cursor: Cursor = None) -> Page[Workload]:
-    page = services().records.list_workloads(limit, _cursor(cursor))
+    page = services().records.list_workloads(limit, cursor)
     return Page[Workload](items=page.items, next_cursor=page.cursor)
 
 
@@ -203,16 +227,6 @@ def _workload(workload_id: str) -> Workload:
     if workload is None:
         raise _missing_id("workload", workload_id)
     return workload
-
-
-def _cursor(cursor: str | None) -> str | None:
-    if cursor is None:
-        return None
-    try:
-        json.loads(cursor)
-    except json.JSONDecodeError:
-        raise DomainError("cursor: not a cursor this API returned") from None
-    return cursor
 
 
 # -- trials -----------------------------------------------------------------------------------
@@ -233,7 +247,7 @@ def import_trial(workload_id: Id, trial: TrialRun) -> tuple[TrialView, int]:
 @app.get("/workloads/<workload_id>/trials", tags=["trials"])
 def list_trials(workload_id: Id, limit: Limit = 50, cursor: Cursor = None) -> Page[TrialRun]:
     _workload(workload_id)
-    page = services().records.list_trials(workload_id, limit, _cursor(cursor))
+    page = services().records.list_trials(workload_id, limit, cursor)
     return Page[TrialRun](items=page.items, next_cursor=page.cursor)
 
 
@@ -348,13 +362,20 @@ def take_snapshot(request: SnapshotRequest) -> tuple[SnapshotTaken, int]:
     if catalog is None:
         raise DomainError("this deployment has no price catalog (TRNCOST_CATALOG)")
     snapshots = svc.snapshots()
-    try:
-        if request.saved_price_list is not None:
-            result = snapshots.take_from_saved(request.saved_price_list, catalog, request.note)
-        else:
+    if request.saved_price_list is not None:
+        result = snapshots.take_from_saved(request.saved_price_list, catalog, request.note)
+    elif not svc.settings.live_prices:
+        raise LivePricesOff(
+            "live price snapshots are off here (TRNCOST_LIVE_PRICES=false): upload a saved "
+            "Price List file as saved_price_list"
+        )
+    else:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
             result = snapshots.take(catalog)
-    except SnapshotExists as exc:  # pragma: no cover - ids are unique per call
-        raise AlreadyExists(f"snapshot {exc} exists") from None
+        except (BotoCoreError, ClientError) as exc:
+            raise Upstream(f"the AWS Price List API failed after retries: {exc}") from None
     summary = result.summary()
     return SnapshotTaken(**{k: summary[k] for k in SnapshotTaken.model_fields}), 201
 

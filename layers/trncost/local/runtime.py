@@ -28,7 +28,7 @@ from trncost.events import BUS_NAME_ENV, DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.local.gateway import WsgiGateway
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
-from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV
+from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, PRICE_LIST_REGION_ENV
 from trncost.store.schema import TABLE, TABLE_NAME_ENV
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,7 @@ class Runtime:
             TABLE_NAME_ENV: TABLE_NAME,
             BUS_NAME_ENV: BUS,
             CATALOG_ENV: json.dumps(self.catalog or default_catalog()),
+            LIVE_PRICES_ENV: "true" if self.live_prices else "false",
             PRICE_LIST_REGION_ENV: REGION,
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_SERVICE_NAME": "trncost-local",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 
@@ -59,3 +61,40 @@ class Repository:
             kwargs["ExclusiveStartKey"] = after
         page = self.table.query(Limit=limit, **kwargs)
         return page.get("Items", []), page.get("LastEvaluatedKey")
+
+
+class BadCursor(ValueError):
+    """A pagination cursor this API did not hand out."""
+
+
+INDEX_CURSOR_KEYS = frozenset({"pk", "sk", "gsi1pk", "gsi1sk"})
+
+
+def encode_cursor(last_key: dict[str, Any] | None) -> str | None:
+    """An opaque cursor for DynamoDB's LastEvaluatedKey (string keys only in this table)."""
+    if not last_key:
+        return None
+    raw = json.dumps(last_key, sort_keys=True, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(
+    cursor: str | None, keys: frozenset[str] = INDEX_CURSOR_KEYS, **expected: str
+) -> dict[str, Any] | None:
+    """The key a cursor stands for; BadCursor unless it is one this store handed out for
+    the same listing (same key names, same partition)."""
+    if cursor is None or cursor == "":
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        key = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, UnicodeEncodeError):
+        raise BadCursor("cursor: not a cursor this API returned") from None
+    if (
+        not isinstance(key, dict)
+        or set(key) != keys
+        or not all(isinstance(v, str) and 0 < len(v) <= 1024 for v in key.values())
+        or any(key.get(k) != v for k, v in expected.items())
+    ):
+        raise BadCursor("cursor: not a cursor this API returned for this list")
+    return key

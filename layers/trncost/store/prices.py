@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trncost.model.price import PriceQuote, PriceSnapshot, Rejection
-from trncost.store.base import Repository, conditional_failed
+from trncost.store.base import Repository, conditional_failed, decode_cursor, encode_cursor
 from trncost.store.schema import (
     LATEST_SK,
     PRICES_PK,
@@ -181,14 +181,9 @@ class PriceStore(Repository):
             "ScanIndexForward": False,
             "Limit": limit,
         }
-        if after:
-            _, snapshot_id = after.split("#", 1)
-            kwargs["ExclusiveStartKey"] = {
-                "pk": snapshot_pk(snapshot_id),
-                "sk": SNAPSHOT_META_SK,
-                "gsi1pk": SNAPSHOTS_GSI_PK,
-                "gsi1sk": after,
-            }
+        start = decode_cursor(after, gsi1pk=SNAPSHOTS_GSI_PK)
+        if start:
+            kwargs["ExclusiveStartKey"] = start
         page = self.table.query(**kwargs)
         summaries = [
             SnapshotSummary(
@@ -201,5 +196,4 @@ class PriceStore(Repository):
             )
             for i in page.get("Items", [])
         ]
-        last = page.get("LastEvaluatedKey")
-        return summaries, (last["gsi1sk"] if last else None)
+        return summaries, encode_cursor(page.get("LastEvaluatedKey"))

@@ -7,7 +7,6 @@ refreshes produce strictly increasing versions and none is lost.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +15,7 @@ from pydantic import Field
 
 from trncost.model import Assumptions, Candidate, Estimate, TrialRun, Workload
 from trncost.model.common import DomainModel, Identifier
-from trncost.store.base import Repository
+from trncost.store.base import Repository, decode_cursor, encode_cursor
 from trncost.store.schema import (
     ESTIMATE_DEF_SK,
     TABLE,
@@ -66,14 +65,6 @@ class Page:
     cursor: str | None
 
 
-def _cursor(last: dict[str, Any] | None) -> str | None:
-    return json.dumps(last, sort_keys=True) if last else None
-
-
-def _after(cursor: str | None) -> dict[str, Any] | None:
-    return json.loads(cursor) if cursor else None
-
-
 class RecordStore(Repository):
     # -- workloads -------------------------------------------------------------------------
     def put_workload(self, workload: Workload, created_at: str) -> None:
@@ -97,12 +88,14 @@ class RecordStore(Repository):
     def list_workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
         items, last = self.query_page(
             limit,
-            _after(cursor),
+            decode_cursor(cursor, gsi1pk=WORKLOADS_GSI_PK),
             IndexName=GSI,
             KeyConditionExpression=Key("gsi1pk").eq(WORKLOADS_GSI_PK),
             ScanIndexForward=False,
         )
-        return Page([Workload.model_validate_json(i["workload"]) for i in items], _cursor(last))
+        return Page(
+            [Workload.model_validate_json(i["workload"]) for i in items], encode_cursor(last)
+        )
 
     # -- trials ----------------------------------------------------------------------------
     def put_trial(self, trial: TrialRun, recorded_at: str, source: str) -> bool:
@@ -126,11 +119,11 @@ class RecordStore(Repository):
     def list_trials(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
         items, last = self.query_page(
             limit,
-            _after(cursor),
+            decode_cursor(cursor, gsi1pk=workload_trials_gsi_pk(workload_id)),
             IndexName=GSI,
             KeyConditionExpression=Key("gsi1pk").eq(workload_trials_gsi_pk(workload_id)),
         )
-        return Page([TrialRun.model_validate_json(i["trial"]) for i in items], _cursor(last))
+        return Page([TrialRun.model_validate_json(i["trial"]) for i in items], encode_cursor(last))
 
     def all_trials(self, workload_id: str) -> list[TrialRun]:
         items = self.query_all(

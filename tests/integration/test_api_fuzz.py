@@ -1,0 +1,73 @@
+"""schemathesis over the API's own OpenAPI document, in-process (WSGI, no socket), on moto:
+positive and negative requests for every operation, and not one response ≥ 500."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from moto import mock_aws
+
+from trncost.local.gateway import WsgiGateway
+from trncost.local.handlers import load_handler
+from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV
+from trncost.store.schema import TABLE, TABLE_NAME_ENV
+
+ENV = {
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    TABLE_NAME_ENV: "trncost-fuzz",
+    CATALOG_ENV: json.dumps({"instance_types": ["trn2.48xlarge"], "regions": ["us-east-1"]}),
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    LIVE_PRICES_ENV: "false",
+}
+
+
+class Ctx:
+    function_name = "trncost-api"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:trncost-api"
+    aws_request_id = "fuzz"
+
+
+API = load_handler("api")
+schema = schemathesis.openapi.from_wsgi("/openapi.json", WsgiGateway(API.handler, Ctx()))
+schema.config.generation.update(
+    modes=[schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE]
+)
+SEEN: dict[str, int] = {"requests": 0, "5xx": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def moto_backend():
+    saved = {k: os.environ.get(k) for k in ENV}
+    os.environ.update(ENV)
+    with mock_aws():
+        import boto3
+
+        from trncost.api.app import services
+
+        boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs("trncost-fuzz"))
+        services.cache_clear()
+        yield
+        services.cache_clear()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    print(f"\nschemathesis: {SEEN['requests']} requests, {SEEN['5xx']} responses >= 500")
+
+
+@schema.parametrize()
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+def test_no_request_yields_a_5xx(case):
+    response = case.call()
+    SEEN["requests"] += 1
+    if response.status_code >= 500:
+        SEEN["5xx"] += 1
+    assert response.status_code < 500, (case.method, case.path, response.text[:300])
