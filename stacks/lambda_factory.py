@@ -50,6 +50,8 @@ LAYER_REQUIREMENTS = f"{PACKAGE}/requirements.txt"  # relative to LAYERS_DIR
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
 PIP_PLATFORM = "manylinux2014_aarch64"  # glibc 2.17+: runs on Lambda's Amazon Linux 2023
+# numpy 2.4 ships aarch64 wheels for glibc 2.28+ only; Amazon Linux 2023 has glibc 2.34.
+PIP_PLATFORM_NEWER = "manylinux_2_28_aarch64"
 # What the Lambda Python runtime already has: the AWS SDK and its dependencies. Kept out of the
 # layer (installed with --no-deps) so the runtime's boto3 runs on the runtime's botocore.
 RUNTIME_PROVIDED_PACKAGES = frozenset(
@@ -114,6 +116,7 @@ def copy_package(source_dir: Path, target_dir: Path) -> None:
 # `--no-compile`: .pyc written by this host's Python would be for the wrong Python version.
 PIP_INSTALL_OPTIONS: tuple[str, ...] = (
     "--platform", PIP_PLATFORM,
+    "--platform", PIP_PLATFORM_NEWER,
     "--implementation", "cp",
     "--python-version", python_version(),
     "--only-binary=:all:",
