@@ -42,6 +42,22 @@ InstanceType = Annotated[str, Field(pattern=INSTANCE_TYPE_PATTERN)]
 CatalogConfig = Catalog
 
 
+class ApiConfig(BaseModel):
+    """The stage's REST API (stacks/api.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Stage-wide throttling (every method): steady requests per second and the token-bucket
+    # burst. API Gateway's account quota per region is 10,000 rps, so nothing above it.
+    throttle_rate_limit: Annotated[float, Field(gt=0, le=10_000)] = 50
+    throttle_burst_limit: Annotated[int, Field(ge=1, le=5_000)] = 100
+    # Execution and access logging need the account's API Gateway CloudWatch role (one per
+    # account and region, in API Gateway's account settings). True: this stage creates one
+    # (retained on delete) and sets it. False: the account already has one (a landing zone,
+    # another stage or app in the same account and region); this stage leaves it alone.
+    account_cloudwatch_role: bool = True
+
+
 class StageConfig(BaseModel):
     """One deployable stage of trncost."""
 
@@ -55,6 +71,7 @@ class StageConfig(BaseModel):
     catalog: CatalogConfig
     # When the prices Lambda snapshots the Price List (EventBridge Scheduler, UTC).
     price_schedule: Annotated[str, Field(pattern=SCHEDULE_PATTERN)] = "rate(1 day)"
+    api: ApiConfig = ApiConfig()
 
     @field_validator("log_retention_days")
     @classmethod

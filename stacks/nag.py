@@ -31,16 +31,19 @@ _DLQ_NO_REDRIVE = (
     "A dead-letter queue is the end of its chain: a redrive policy would need yet another "
     "queue. Failed events stay 14 days (the SQS maximum) to be inspected and redriven."
 )
+_PRICE_LIST_ON_STAR = (
+    "Resource '*' is the only one these actions accept (no resource-level permissions in the"
+    " Service Authorization Reference): pricing:GetProducts, pricing:DescribeServices,"
+    " pricing:GetAttributeValues (read-only public Price List), "
+    "ec2:DescribeCapacityBlockOfferings (read-only) and the X-Ray xray:PutTraceSegments,"
+    " xray:PutTelemetryRecords that active tracing adds. Every other statement is scoped;"
+    " tests/infra pins the exact set of actions on '*'."
+)
 CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
     (
         "TrncostPricing/PriceSnapshots/Prices/Role/DefaultPolicy",
         "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-        "Resource '*' is the only one these actions accept (no resource-level permissions in the"
-        " Service Authorization Reference): pricing:GetProducts, pricing:DescribeServices,"
-        " pricing:GetAttributeValues (read-only public Price List), "
-        "ec2:DescribeCapacityBlockOfferings (read-only) and the X-Ray xray:PutTraceSegments,"
-        " xray:PutTelemetryRecords that active tracing adds. Every other statement is scoped;"
-        " tests/infra pins the exact set of actions on '*'.",
+        _PRICE_LIST_ON_STAR,
     ),
     (
         "*/DeadLetterQueue",  # the house DLQ (stacks.lambda_factory.dead_letter_queue)
@@ -97,6 +100,57 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
         " queue (DeadLetterConfig, which Serverless-LambdaDLQ requires); Lambda sends to a"
         " failure destination in addition to a DLQ, so adding one would record each failure"
         " twice.",
+    ),
+    # --- the API (stacks/api.py) ---
+    (
+        # POST /prices/snapshots takes a live snapshot, as the prices function does.
+        "TrncostApi/Api/Handler/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        _PRICE_LIST_ON_STAR,
+    ),
+    (
+        "TrncostApi/Api/RestApi/Resource",  # the AWS::ApiGateway::RestApi
+        "AwsSolutions::AwsSolutions-APIG2",
+        "Request validation is on for parameters (the API's one validator checks each method's"
+        " declared request parameters, here the {proxy+} path) and deliberately off for bodies,"
+        " and cdk-nag accepts only a validator that does both. API Gateway validates a body"
+        " only against a model declared on the method; with one proxy method for every route,"
+        " the per-route schemas live in the api Lambda (Powertools with enable_validation, the"
+        " pydantic models openapi.json is generated from), which answers a bad body with 422"
+        " naming the field and an oversize one (> 1 MiB) with 413. Models here would restate"
+        " those schemas in a second place, with another error shape.",
+    ),
+    (
+        "TrncostApi/Api/RestApi/Default",  # every method of the API, at any path
+        "AwsSolutions::AwsSolutions-COG4",
+        "Callers authenticate with IAM instead: every method has AuthorizationType AWS_IAM"
+        " (the API's default method option; tests/infra checks each AWS::ApiGateway::Method),"
+        " so each request is SigV4-signed by an IAM principal of this account that an IAM"
+        " policy allows execute-api:Invoke. The callers (engineers, CI, the trncost CLI, other"
+        " AWS services) already hold AWS credentials; a Cognito user pool would be a second"
+        " identity store with nobody to put in it.",
+    ),
+    (
+        "TrncostApi/Api/RestApi/DeploymentStage.*",  # the AWS::ApiGateway::Stage
+        "AwsSolutions::AwsSolutions-APIG3",
+        "No AWS WAF web ACL on this internal, IAM-authorized API: API Gateway rejects every"
+        " request without a valid SigV4 signature of an allowed principal of this account"
+        " before it reaches the integration, so anonymous traffic never invokes the Lambda,"
+        " and the stage throttles (rate and burst from the stage config) what a signed caller"
+        " can send. A web ACL (a monthly fee per ACL and rule plus a per-request fee) would"
+        " have nothing left to filter. Associate one (AWS::WAFv2::WebACLAssociation on this"
+        " stage) if the API is ever opened beyond IAM principals of the account.",
+    ),
+    (
+        "TrncostApi/Api/RestApi/CloudWatchRole",  # only when api.account_cloudwatch_role
+        "AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
+        "service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+        "This is API Gateway's account-level CloudWatch role (AWS::ApiGateway::Account), not a"
+        " function role. It is assumable only by apigateway.amazonaws.com and serves the"
+        " execution and access logs of every REST API in the account and region, whose log"
+        " groups API Gateway names per API and stage; a policy scoped to this stack's log"
+        " groups would break the logging of every other API. AmazonAPIGatewayPushToCloudWatchLogs"
+        " is the AWS managed policy made for exactly this role and kept current by AWS.",
     ),
 ]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from stacks.api import TrncostApi
 from stacks.config import StageConfig
 from stacks.data import TrncostData
 from stacks.ingest import TrncostIngest
@@ -27,6 +28,9 @@ class TrncostStage(cdk.Stage):
         )
         self.ingest = TrncostIngest(
             self, "TrncostIngest", config=config, table=self.data.table, bus=self.data.bus
+        )
+        self.api = TrncostApi(
+            self, "TrncostApi", config=config, table=self.data.table, bus=self.data.bus
         )
 
     @property

@@ -1,0 +1,221 @@
+"""API stack: the trncost HTTP API, API Gateway (REST, v1) in front of the api Lambda.
+
+client ──HTTPS, SigV4 (IAM auth)──► API Gateway stage (throttled, access + execution logs,
+    X-Ray) ──{proxy+} and / (ANY, Lambda proxy)──► api Lambda ──► table, bus, Price List API
+
+The routes live in the Lambda (trncost.api.app, Powertools, OpenAPI generated from them): API
+Gateway only authenticates, throttles, logs and forwards. Every method requires IAM
+authorization (the caller signs with SigV4; the `trncost` CLI does) and, with no resource
+policy, only principals of this account whose IAM policies allow `execute-api:Invoke` get in.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import aws_cdk as cdk
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from stacks.config import StageConfig
+from stacks.data import index_arns
+from stacks.lambda_factory import TrncostFunction
+from stacks.pricing import CAPACITY_BLOCK_ACTIONS, PRICE_LIST_ACTIONS, catalog_json
+from trncost.events import BUS_NAME_ENV
+from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV
+from trncost.store.schema import TABLE_NAME_ENV
+
+# API Gateway's integration timeout is at most 29 s: the function gets no more than that.
+API_TIMEOUT = cdk.Duration.seconds(29)
+API_MEMORY_MB = 1024  # the estimate engine (Monte Carlo, numpy) is CPU-bound: CPU ∝ memory
+MIN_COMPRESSION_BYTES = 1024  # gzip responses (HTML report, JSON lists) above 1 KiB
+# What the routes do with the table (store/records.py, store/prices.py, store/ingest.py via
+# the services): conditional puts and updates, deletes, reads and queries, and, for
+# POST /prices/snapshots, the snapshot repository's batch writes of quotes.
+TABLE_ACTIONS = [
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:Query",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+]
+INDEX_ACTIONS = ["dynamodb:Query"]
+BUS_ACTIONS = ["events:PutEvents"]  # "Price Snapshot Taken" after POST /prices/snapshots
+
+
+class EstimateApi(Construct):
+    """The api function (house factory) behind a REST API whose every method needs IAM auth."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        table: dynamodb.ITable,
+        bus: events.IEventBus,
+        stage_name: str,
+    ) -> None:
+        """`stage_name`: the trncost stage (dev, prod, ...). It names the API `trncost-<stage>`
+        and its API Gateway stage, the last path segment of the URL."""
+        super().__init__(scope, construct_id)
+        self.handler = TrncostFunction(
+            self,
+            "Handler",
+            name="api",
+            config=config,
+            description="trncost HTTP API: workloads, trials, estimates, reports, prices",
+            memory_size=API_MEMORY_MB,
+            timeout=API_TIMEOUT,
+            environment={
+                TABLE_NAME_ENV: table.table_name,
+                BUS_NAME_ENV: bus.event_bus_name,
+                PRICE_LIST_REGION_ENV: config.price_list_endpoint_region,
+                CATALOG_ENV: catalog_json(config),
+            },
+        )
+        # POST /prices/snapshots may take a live snapshot: the prices function's Price List
+        # and Capacity Block reads (no resource-level permissions, hence "*").
+        for actions, resources in (
+            (PRICE_LIST_ACTIONS + CAPACITY_BLOCK_ACTIONS, ["*"]),
+            (TABLE_ACTIONS, [table.table_arn]),
+            (INDEX_ACTIONS, index_arns(table)),
+            (BUS_ACTIONS, [bus.event_bus_arn]),
+        ):
+            self.handler.add_to_role_policy(
+                iam.PolicyStatement(actions=actions, resources=resources)
+            )
+
+        self.access_logs = self._log_group("AccessLogs", config)
+        self.rest_api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=f"trncost-{stage_name}",
+            description="trncost HTTP API (routes in the api Lambda; IAM auth on every method)",
+            endpoint_configuration=apigw.EndpointConfiguration(types=[apigw.EndpointType.REGIONAL]),
+            min_compression_size=cdk.Size.bytes(MIN_COMPRESSION_BYTES),
+            # Every method, present and future, requires SigV4-signed IAM callers.
+            default_method_options=apigw.MethodOptions(
+                authorization_type=apigw.AuthorizationType.IAM
+            ),
+            # Execution and access logs need API Gateway's account-level CloudWatch role: one
+            # per account and region, so whoever sets it last wins. A stage creates it only
+            # when configured to (StageConfig.api.account_cloudwatch_role), and CDK retains it
+            # on delete, so removing this stack never breaks the logging of other APIs.
+            cloud_watch_role=config.api.account_cloudwatch_role,
+            deploy_options=apigw.StageOptions(
+                stage_name=stage_name,
+                throttling_rate_limit=config.api.throttle_rate_limit,
+                throttling_burst_limit=config.api.throttle_burst_limit,
+                access_log_destination=apigw.LogGroupLogDestination(self.access_logs),
+                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+                    caller=True,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+                logging_level=apigw.MethodLoggingLevel.INFO,
+                data_trace_enabled=False,  # full requests and responses would land in logs
+                tracing_enabled=True,
+                metrics_enabled=False,  # per-method metrics: only ANY / and ANY /{proxy+}
+            ),
+        )
+        # RestApi's own "Endpoint" output is replaced by the stack's ApiUrl output.
+        if not self.rest_api.node.try_remove_child("Endpoint"):
+            raise RuntimeError("aws_apigateway.RestApi no longer adds an 'Endpoint' output")
+
+        # API Gateway creates the execution log group on first use, without retention: create
+        # it first, with the stage's retention, and deploy the stage after it.
+        self.execution_logs = self._log_group(
+            "ExecutionLogs",
+            config,
+            log_group_name=(f"API-Gateway-Execution-Logs_{self.rest_api.rest_api_id}/{stage_name}"),
+        )
+        self.rest_api.deployment_stage.node.add_dependency(self.execution_logs)
+
+        # Validates the request parameters a method declares (here the {proxy+} path). Bodies
+        # are validated in the Lambda, against the pydantic schemas the routes and openapi.json
+        # are generated from (422 naming the field); API Gateway models would restate those
+        # schemas in a second place and answer 400 in another error shape.
+        self.request_validator = self.rest_api.add_request_validator(
+            "RequestValidator",
+            request_validator_name="parameters",
+            validate_request_parameters=True,
+            validate_request_body=False,
+        )
+        integration = apigw.LambdaIntegration(
+            self.handler.function,
+            proxy=True,
+            timeout=API_TIMEOUT,
+            allow_test_invoke=False,  # no extra invoke permission for console test calls
+        )
+        self.root_method = self.rest_api.root.add_method(
+            "ANY", integration, request_validator=self.request_validator
+        )
+        self.proxy = self.rest_api.root.add_proxy(any_method=False)
+        self.proxy_method = self.proxy.add_method(
+            "ANY",
+            integration,
+            request_validator=self.request_validator,
+            request_parameters={"method.request.path.proxy": True},
+        )
+
+    def _log_group(
+        self, construct_id: str, config: StageConfig, log_group_name: str | None = None
+    ) -> logs.LogGroup:
+        log_group = logs.LogGroup(
+            self,
+            construct_id,
+            log_group_name=log_group_name,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        # StageConfig validated the day count; RetentionDays' Python values are names, not days.
+        resource = cast(logs.CfnLogGroup, log_group.node.default_child)
+        resource.retention_in_days = config.log_retention_days
+        return log_group
+
+
+class TrncostApi(cdk.Stack):
+    """The HTTP API of trncost, over the data stack's table and bus."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        table: dynamodb.ITable,
+        bus: events.IEventBus,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            description="trncost API: REST API (IAM auth) over the estimate engine",
+            **kwargs,
+        )
+        self.config = config
+        stage = cdk.Stage.of(self)
+        stage_name = stage.stage_name if stage is not None and stage.stage_name else "default"
+        self.api = EstimateApi(
+            self, "Api", config=config, table=table, bus=bus, stage_name=stage_name
+        )
+        cdk.CfnOutput(
+            self,
+            "ApiUrl",
+            value=self.api.rest_api.url,
+            description="base URL of the API (SigV4-signed requests, service execute-api)",
+        )
+        cdk.CfnOutput(self, "ApiId", value=self.api.rest_api.rest_api_id)
+        cdk.CfnOutput(self, "ApiFunctionName", value=self.api.handler.function.function_name)
