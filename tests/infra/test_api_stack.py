@@ -37,7 +37,12 @@ DATA = f"{STAGE}/TrncostData"
 API = f"{STAGE}/TrncostApi"
 LOG_ACTIONS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
-POWERTOOLS_ENV = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
+POWERTOOLS_ENV = {
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_LOG_LEVEL",
+    "PYDANTIC_DISABLE_PLUGINS",
+}
 # The fields of aws_apigateway.AccessLogFormat.json_with_standard_fields, all switched on.
 STANDARD_ACCESS_LOG_FIELDS = {
     "requestId": "$context.requestId",

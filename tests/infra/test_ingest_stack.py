@@ -409,7 +409,12 @@ def test_functions_are_arm64_with_the_layer_and_a_retained_log_group(
 def test_function_environments_use_the_names_of_the_modules(
     synthesized, consumers, table_id, bus_id
 ) -> None:
-    powertools = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
+    powertools = {
+        "POWERTOOLS_SERVICE_NAME",
+        "POWERTOOLS_METRICS_NAMESPACE",
+        "POWERTOOLS_LOG_LEVEL",
+        "PYDANTIC_DISABLE_PLUGINS",
+    }
     ingest = consumers["ingest"]["function"]["Environment"]["Variables"]
     refresh = consumers["refresh"]["function"]["Environment"]["Variables"]
     assert set(ingest) == {TABLE_NAME_ENV, BUS_NAME_ENV} | powertools

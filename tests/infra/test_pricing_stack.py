@@ -208,6 +208,7 @@ def test_prices_function_environment_uses_the_names_of_the_modules(
         "POWERTOOLS_SERVICE_NAME",
         "POWERTOOLS_METRICS_NAMESPACE",
         "POWERTOOLS_LOG_LEVEL",
+        "PYDANTIC_DISABLE_PLUGINS",
     }
     assert _exported(synthesized, env[TABLE_NAME_ENV]) == (DATA, {"Ref": table_id})
     assert _exported(synthesized, env[BUS_NAME_ENV]) == (DATA, {"Ref": bus_id})

@@ -12,7 +12,7 @@ import binascii
 import json
 import logging
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
@@ -40,15 +40,14 @@ from trncost.api.schemas import (
 from trncost.estimate import DomainError, MissingEvidence
 from trncost.model import PriceSnapshot, SnapshotDiff, TrialRun, Workload, diff_snapshots
 from trncost.pricing.parser import PriceListItemError
-from trncost.pricing.snapshot import SnapshotService
-from trncost.report.html import render_report
-from trncost.requestfile import format_validation_error
 from trncost.services.estimates import EstimateService, NoPrices, NotFound
 from trncost.settings import Settings
 from trncost.store.base import BadCursor
-from trncost.store.ingest import IngestStore
 from trncost.store.prices import PriceStore
 from trncost.store.records import AlreadyExists, EstimateVersion, RecordStore
+
+if TYPE_CHECKING:
+    from trncost.pricing.snapshot import SnapshotService
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1024 * 1024
@@ -73,12 +72,12 @@ class Services:
         self.settings = settings
         self.records = RecordStore(settings.table_name)
         self.prices = PriceStore(settings.table_name)
-        self.ingest = IngestStore(settings.table_name)
         self.estimates = EstimateService(self.records, self.prices)
 
     def snapshots(self) -> SnapshotService:
         from trncost.bus import EventPublisher
         from trncost.pricing.client import PriceListClient
+        from trncost.pricing.snapshot import SnapshotService
 
         publisher = EventPublisher(self.settings.bus_name) if self.settings.bus_name else None
         return SnapshotService(
@@ -117,6 +116,8 @@ def _validation(exc: RequestValidationError) -> Response:
 
 @app.exception_handler(ValidationError)
 def _model_validation(exc: ValidationError) -> Response:
+    from trncost.requestfile import format_validation_error
+
     fields = [".".join(str(p) for p in e["loc"]) for e in exc.errors()]
     return error(422, "validation_error", format_validation_error(exc), fields)
 
@@ -273,7 +274,6 @@ def _view(version: EstimateVersion) -> EstimateView:
 
 @app.post("/workloads/<workload_id>/estimates", tags=["estimates"])
 def create_estimate(workload_id: Id, request: EstimateRequest) -> tuple[EstimateView, int]:
-    _workload(workload_id)
     version = services().estimates.create(
         workload_id, request.candidate, request.assumptions, request.snapshot_id
     )
@@ -309,6 +309,8 @@ def report(
     estimate_id: Id,
     version: Annotated[int | None, Query(ge=1, description="a version; omitted: latest")] = None,
 ):  # a raw Response (text/html) is not a schema type
+    from trncost.report.html import render_report
+
     found = _version(estimate_id, version)
     workload = services().records.get_workload(found.estimate.workload_id)
     page = render_report(
@@ -383,7 +385,10 @@ def take_snapshot(request: SnapshotRequest) -> tuple[SnapshotTaken, int]:
 # -- ingest -----------------------------------------------------------------------------------
 @app.get("/ingest/rejected", tags=["trials"])
 def rejected_ingests(limit: Limit = 50) -> Page[RejectedIngestView]:
-    items = [RejectedIngestView(**r.__dict__) for r in services().ingest.rejected(limit)]
+    from trncost.store.ingest import IngestStore
+
+    store = IngestStore(services().settings.table_name, services().records.table)
+    items = [RejectedIngestView(**r.__dict__) for r in store.rejected(limit)]
     return Page[RejectedIngestView](items=items)
 
 

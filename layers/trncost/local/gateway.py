@@ -85,6 +85,14 @@ class WsgiGateway:
         except ValueError:
             length = 0
         if length > MAX_READ_BYTES:
+            # read what was sent (up to API Gateway's 10 MB) so the client is not cut off
+            # mid-upload, then refuse it
+            remaining = min(length, 10 * 1024 * 1024)
+            while remaining > 0:
+                chunk = environ["wsgi.input"].read(min(remaining, 65536))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
             body = b'{"error":"payload_too_large","message":"body: too large","fields":[]}'
             start_response("413 Payload Too Large", [("Content-Type", "application/json")])
             return [body]

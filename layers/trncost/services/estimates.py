@@ -106,6 +106,7 @@ class EstimateService:
             self.clock().isoformat(),
             "created",
             fingerprint(inp, definition),
+            known_latest=0,  # a new estimate: no version to look up
         )
 
     def recompute(self, definition: EstimateDefinition, reason: str) -> Refreshed:

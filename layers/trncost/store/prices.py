@@ -49,6 +49,10 @@ class Publication:
 
 
 class PriceStore(Repository):
+    def __init__(self, table_name: str, table: Any = None) -> None:
+        super().__init__(table_name, table)
+        self._snapshots: dict[str, PriceSnapshot] = {}
+
     # -- write -----------------------------------------------------------------------------
     def put_snapshot(self, snapshot: PriceSnapshot) -> None:
 
@@ -140,6 +144,18 @@ class PriceStore(Repository):
         ).get("Item")
 
     def get_snapshot(self, snapshot_id: str) -> PriceSnapshot | None:
+        """A stored snapshot. Snapshots never change, so each is read once per process."""
+        cache = self._snapshots
+        if snapshot_id not in cache:
+            snapshot = self._read_snapshot(snapshot_id)
+            if snapshot is None:
+                return None
+            if len(cache) >= 16:
+                cache.pop(next(iter(cache)))
+            cache[snapshot_id] = snapshot
+        return cache[snapshot_id]
+
+    def _read_snapshot(self, snapshot_id: str) -> PriceSnapshot | None:
         from boto3.dynamodb.conditions import Key
 
         items: list[dict[str, Any]] = []

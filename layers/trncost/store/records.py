@@ -176,10 +176,15 @@ class RecordStore(Repository):
         reason: str,
         fingerprint: str,
         attempts: int = 20,
+        known_latest: int | None = None,
     ) -> EstimateVersion:
-        """Store `estimate` as the next version. A race for a number retries with the next."""
-        for _ in range(attempts):
-            number = self.latest_version_number(estimate_id) + 1
+        """Store `estimate` as the next version. A race for a number retries with the next.
+        `known_latest` saves the first lookup when the caller knows the latest number."""
+        for attempt in range(attempts):
+            if attempt == 0 and known_latest is not None:
+                number = known_latest + 1
+            else:
+                number = self.latest_version_number(estimate_id) + 1
             version = EstimateVersion(
                 estimate_id=estimate_id,
                 version=number,
