@@ -59,6 +59,7 @@ bench: $(VENV_STAMP) ## print the benchmark figures (estimate time, price snapsh
 	$(VENV)/bin/python benchmarks/bench_prices.py
 	$(VENV)/bin/python benchmarks/bench_ingest.py
 	$(VENV)/bin/python benchmarks/bench_api.py
+	$(VENV)/bin/python benchmarks/bench_analysis.py
 
 synth: $(VENV_STAMP) $(NODE_STAMP) ## synthesize all stages to cdk.out (offline)
 	$(CDK) synth --no-notices -q

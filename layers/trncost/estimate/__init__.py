@@ -1,15 +1,50 @@
-"""The pure estimate engine (no I/O, no clock, no boto3)."""
+"""The pure estimate engine (no I/O, no clock, no boto3).
 
-from trncost.estimate.compare import best_comparable, comparability
+The analysis functions (numpy: ranges, tornado, scaling fit) load on first use, so estimating
+alone — the API's cold start — does not import numpy.
+"""
+
+from typing import Any
+
+from trncost.estimate.compare import best_comparable, candidate_ids, comparability, rank
+from trncost.estimate.credits import credits_runway
+from trncost.estimate.decide import decide
 from trncost.estimate.engine import break_even_price, estimate, total_formula
 from trncost.estimate.errors import DomainError, MissingEvidence
+from trncost.estimate.mfu import CHIP_PEAKS, mfu_check
+
+_LAZY = {
+    "analyse": "trncost.estimate.analysis",
+    "fit_scaling": "trncost.estimate.scaling",
+    "tornado": "trncost.estimate.sensitivity",
+    "monte_carlo": "trncost.estimate.uncertainty",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'trncost.estimate' has no attribute {name!r}")
+
 
 __all__ = [
+    "CHIP_PEAKS",
     "DomainError",
     "MissingEvidence",
+    "analyse",
     "best_comparable",
     "break_even_price",
+    "candidate_ids",
     "comparability",
+    "credits_runway",
+    "decide",
     "estimate",
+    "fit_scaling",
+    "mfu_check",
+    "monte_carlo",
+    "rank",
+    "tornado",
     "total_formula",
 ]

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from trncost.estimate.engine import break_even_price
+from trncost.estimate.errors import DomainError
+from trncost.estimate.money import usd
+from trncost.model.analysis import BreakEven, Comparison, NotComparable, RankedCandidate
 from trncost.model.estimate import Estimate, EstimateInput
 from trncost.model.trial import TimingScope
 
@@ -53,3 +59,160 @@ def best_comparable(
         if e.status == "complete" and e.total_usd is not None and not comparability(inp, i)
     ]
     return min(complete, key=lambda p: p[1].total_usd, default=None)
+
+
+# -- ranking ---------------------------------------------------------------------------------
+def candidate_ids(inputs: Sequence[EstimateInput]) -> list[str]:
+    """A stable, order-independent name per candidate: its label, plus the workload when two
+    candidates share a label. Two candidates that still share a name are refused."""
+    labels = [i.candidate.label for i in inputs]
+    ids = [
+        f"{label} [{i.workload.workload_id}]" if labels.count(label) > 1 else label
+        for label, i in zip(labels, inputs, strict=True)
+    ]
+    dupes = sorted({x for x in ids if ids.count(x) > 1})
+    if dupes:
+        raise DomainError(
+            f"candidates must differ (instance type, count, region, purchase option or "
+            f"workload); these appear twice: {', '.join(dupes)}"
+        )
+    return ids
+
+
+def rank(
+    candidates: Sequence[tuple[EstimateInput, Estimate]],
+    *,
+    excluded: dict[str, str] | None = None,
+) -> Comparison:
+    """Rank candidates by cost per completed target and by time, within groups of comparable
+    candidates only (same target, dataset, quality gate and timing scope). Incomparable pairs
+    are listed with their reasons; each PENDING-priced candidate gets its break-even price
+    against the cheapest fully priced comparable candidate. Input order never matters."""
+    ids = candidate_ids([i for i, _ in candidates])
+    named = sorted(zip(ids, candidates, strict=True), key=lambda x: x[0])
+    groups: list[list[tuple[str, EstimateInput, Estimate]]] = []
+    for cid, (inp, est) in named:
+        home = next((g for g in groups if all(not comparability(inp, gi) for _, gi, _ in g)), None)
+        if home is None or comparability(inp, inp):
+            groups.append([(cid, inp, est)])
+        else:
+            home.append((cid, inp, est))
+
+    by_cost: list[RankedCandidate] = []
+    by_time: list[RankedCandidate] = []
+    break_evens: list[BreakEven] = []
+    for number, group in enumerate(groups, start=1):
+        priced = sorted(
+            (
+                m
+                for m in group
+                if m[2].status == "complete" and m[2].cost_per_target_usd is not None
+            ),
+            key=lambda m: (m[2].cost_per_target_usd, m[2].time.total_h, m[0]),
+        )
+        cost_rank = {m[0]: r for r, m in enumerate(priced, start=1)}
+        timed = sorted(
+            (m for m in group if m[2].time is not None), key=lambda m: (m[2].time.total_h, m[0])
+        )
+        time_rank = {m[0]: r for r, m in enumerate(timed, start=1)}
+        rows = {m[0]: _row(m, number, cost_rank, time_rank, len(group)) for m in group}
+        unpriced = sorted((m for m in group if m[0] not in cost_rank), key=lambda m: m[0])
+        by_cost += [rows[m[0]] for m in priced] + [rows[m[0]] for m in unpriced]
+        untimed = sorted((m for m in group if m[0] not in time_rank), key=lambda m: m[0])
+        by_time += [rows[m[0]] for m in timed] + [rows[m[0]] for m in untimed]
+        for cid, _, est in group:
+            if est.status == "incomplete":
+                break_evens += _break_evens(cid, est, priced[0] if priced else None)
+
+    not_comparable = []
+    for i, (ca, (ia, _)) in enumerate(named):
+        for cb, (ib, _) in named[i + 1 :]:
+            reasons = comparability(ia, ib)
+            if reasons:
+                not_comparable.append(NotComparable(a=ca, b=cb, reasons=reasons))
+    return Comparison(
+        by_cost=by_cost,
+        by_time=by_time,
+        not_comparable=not_comparable,
+        break_evens=break_evens,
+        excluded=dict(sorted((excluded or {}).items())),
+    )
+
+
+def _row(member, group: int, cost_rank, time_rank, group_size: int) -> RankedCandidate:
+    cid, inp, est = member
+    note = None
+    if comparability(inp, inp):
+        note = "its trials mix timing scopes (or have none usable): comparable with no candidate"
+    elif group_size == 1:
+        note = "no other candidate is comparable: ranked alone"
+    if est.status == "incomplete":
+        note = "price PENDING: not ranked by cost; see its break-even price"
+    elif est.status == "infeasible":
+        note = f"infeasible: {est.infeasible_reason}"
+    return RankedCandidate(
+        candidate_id=cid,
+        group=group,
+        instance_type=est.candidate.instance_type,
+        instance_count=est.candidate.instance_count,
+        status=est.status,
+        cost_per_target_usd=est.cost_per_target_usd,
+        total_known_usd=est.total_known_usd,
+        pending_formula=est.total_formula if est.status == "incomplete" else None,
+        time_to_target_h=est.time.total_h if est.time is not None else None,
+        cost_rank=cost_rank.get(cid),
+        time_rank=time_rank.get(cid),
+        note=note,
+    )
+
+
+def _break_evens(cid: str, est: Estimate, best) -> list[BreakEven]:
+    terms = est.pending_terms
+    if len(terms) != 1:
+        return [
+            BreakEven(
+                candidate_id=cid,
+                price_key=t.price_key,
+                unit=t.unit,
+                against=None,
+                price_usd=None,
+                note=f"{len(terms)} prices are PENDING: a break-even needs exactly one",
+            )
+            for t in terms
+        ]
+    term = terms[0]
+    if best is None:
+        return [
+            BreakEven(
+                candidate_id=cid,
+                price_key=term.price_key,
+                unit=term.unit,
+                against=None,
+                price_usd=None,
+                note="no fully priced comparable candidate to break even against",
+            )
+        ]
+    bid, _, best_est = best
+    price = break_even_price(est, best_est.total_usd)
+    if price is None:
+        note = "the pending quantity is 0: the price does not move the total"
+    elif price < 0:
+        note = (
+            f"the known part alone (${est.total_known_usd:,.2f}) already exceeds {bid} "
+            f"(${best_est.total_usd:,.2f}): no price makes it cheaper"
+        )
+    else:
+        note = (
+            f"below ${price:,.4f} per {term.unit} this candidate costs less per target than "
+            f"{bid} (${best_est.total_usd:,.2f})"
+        )
+    return [
+        BreakEven(
+            candidate_id=cid,
+            price_key=term.price_key,
+            unit=term.unit,
+            against=bid,
+            price_usd=None if price is None else usd(price),
+            note=note,
+        )
+    ]

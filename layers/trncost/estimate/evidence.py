@@ -14,10 +14,14 @@ from dataclasses import dataclass
 
 from trncost.estimate.errors import DomainError, MissingEvidence
 from trncost.estimate.ledger import Ledger
+from trncost.estimate.mfu import mfu_check
+from trncost.model.analysis import ScalingFit
 from trncost.model.candidate import Candidate
 from trncost.model.provenance import Pending, TrialMeasurement, UserAssumption, measured
 from trncost.model.trial import Phase, TrialRun
 from trncost.model.workload import Workload
+
+MIN_FIT_COUNTS = 3  # instance counts a scaling fit needs (trncost.estimate.scaling uses it)
 
 EXTRAPOLATION_LIMIT = 2.0  # beyond 2× the largest measured count the estimate says so
 
@@ -166,6 +170,11 @@ class Evidence:
                 "the trials' clocks exclude data loading: the time holds for steady state only",
             )
 
+        for t in self.usable:
+            finding = mfu_check(w, t)
+            if finding is not None and finding.implausible:
+                led.warn("implausible_mfu", finding.note)
+
     def _quality_verified(self) -> bool:
         gate = self.workload.quality_gate
         return any(
@@ -181,9 +190,11 @@ class Evidence:
     def throughput(self, count: int) -> Measured:
         """Target units per second at `count` instances (steady clock incl. data waits)."""
         led, unit = self.ledger, self.workload.target.unit
-        counts = sorted({t.candidate.instance_count for t in self.usable})
+        counts = self.measured_counts()
         if count in counts:
             return self._rate_at(count)
+        if len(counts) >= MIN_FIT_COUNTS:
+            return self._fitted(count, counts)
         nearest = min(counts, key=lambda m: (abs(m - count), -m))
         base = self._rate_at(nearest)
         assert base.value is not None
@@ -218,6 +229,70 @@ class Evidence:
             [base.row_id, assumption],
         )
         return Measured(value, row)
+
+    def measured_counts(self) -> list[int]:
+        """Instance counts with at least one usable (throughput) trial, ascending."""
+        return sorted({t.candidate.instance_count for t in self.usable})
+
+    def scaling_fit(self) -> ScalingFit:
+        """USL/Amdahl fit over every measured count (DomainError below 3 counts)."""
+        rates = [(m, self._rate_at(m)) for m in self.measured_counts()]
+        from trncost.estimate.scaling import fit_scaling  # numpy: only when a fit is needed
+
+        return fit_scaling([(m, r.value) for m, r in rates], [r.row_id for _, r in rates])
+
+    def _fitted(self, count: int, counts: list[int]) -> Measured:
+        led, unit = self.ledger, self.workload.target.unit
+        fit = self.scaling_fit()
+        p = fit.parameters
+        inputs = [pt.row_id for pt in fit.points]
+        formula = f"{fit.method}; {fit.model} chosen: {fit.choice}"
+        param_rows = [
+            led.derived(f"scaling:{name}", label, value, u, formula, inputs)
+            for name, label, value, u in (
+                ("lambda", "scaling fit λ (one instance's throughput)", p.lam, f"{unit}/s"),
+                ("sigma", "scaling fit σ (contention)", p.sigma, None),
+                ("kappa", "scaling fit κ (coherency)", p.kappa, None),
+            )
+        ]
+        led.warn(
+            "unmeasured_instance_count",
+            f"no trial at {count} instances (measured: {', '.join(map(str, counts))}); "
+            f"throughput from the {fit.model} scaling fit over {len(counts)} counts "
+            f"(λ={p.lam:.6g}, σ={p.sigma:.4g}, κ={p.kappa:.4g})",
+        )
+        if count > EXTRAPOLATION_LIMIT * max(counts):
+            led.warn(
+                "extrapolated_scale",
+                f"{count} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured "
+                f"count ({max(counts)}): the scaling fit reaches past its evidence",
+            )
+        value = fit.predict(count)
+        row = led.derived(
+            f"throughput:n={count}",
+            f"throughput at {count} instances ({fit.model} scaling fit)",
+            value,
+            f"{unit}/s",
+            f"{fit.formula} at n={count}",
+            param_rows,
+        )
+        return Measured(value, row)
+
+    def rates_by_trial(self, count: int) -> list[float]:
+        """Per-trial steady rates (target units/s) of the trials `_rate_at(count)` pools."""
+        return [self.quality_work(t) / _clock(t) for t in self._used_at(count)]
+
+    def samples_at(self, count: int) -> list[float]:
+        """Steady throughput samples (target units/s) of the trials `_rate_at(count)` pools."""
+        return [
+            s * self._factor[t.trial_id]
+            for t in self._used_at(count)
+            for s in t.steady_throughput_samples
+        ]
+
+    def _used_at(self, count: int) -> list[TrialRun]:
+        at = [t for t in self.usable if t.candidate.instance_count == count]
+        return [t for t in at if t.phase == Phase.target] or at
 
     def _rate_at(self, count: int) -> Measured:
         at = [t for t in self.usable if t.candidate.instance_count == count]
@@ -506,3 +581,7 @@ class Evidence:
         return Measured(
             value, self.ledger.row(row_id, label, value, unit, _measurement(used, f"max {field}"))
         )
+
+
+def _clock(t: TrialRun) -> float:
+    return t.wall.steady_s + (t.wall.data_wait_s or 0.0)

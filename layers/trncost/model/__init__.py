@@ -1,5 +1,31 @@
 """The domain language of DESIGN.md as pydantic v2 models."""
 
+from trncost.model.analysis import (
+    Action,
+    Analysis,
+    BreakEven,
+    CandidateAnalysis,
+    ChipPeak,
+    Comparison,
+    Credits,
+    Decision,
+    MfuFinding,
+    MoneyPercentiles,
+    NotComparable,
+    PendingQuantityRange,
+    Percentiles,
+    Range,
+    RankedCandidate,
+    Reason,
+    Runway,
+    ScalingFit,
+    ScalingParameters,
+    ScalingPoint,
+    Swing,
+    SwingEnd,
+    UncoveredLine,
+    VariedInput,
+)
 from trncost.model.assumptions import Assumed, Assumptions, DataPreparation
 from trncost.model.candidate import Candidate, Parallelism, Platform, PurchaseOption
 from trncost.model.estimate import (
@@ -50,6 +76,30 @@ from trncost.model.trial import (
 from trncost.model.workload import ModelSpec, QualityGate, Target, Workload, WorkUnit
 
 __all__ = [
+    "Action",
+    "Analysis",
+    "BreakEven",
+    "CandidateAnalysis",
+    "ChipPeak",
+    "Comparison",
+    "Credits",
+    "Decision",
+    "MfuFinding",
+    "MoneyPercentiles",
+    "NotComparable",
+    "PendingQuantityRange",
+    "Percentiles",
+    "Range",
+    "RankedCandidate",
+    "Reason",
+    "Runway",
+    "ScalingFit",
+    "ScalingParameters",
+    "ScalingPoint",
+    "Swing",
+    "SwingEnd",
+    "UncoveredLine",
+    "VariedInput",
     "Assumed",
     "Assumptions",
     "CapacityBlockTerms",

@@ -1,0 +1,110 @@
+"""One call for the API: estimates, scaling fits, ranges, tornados, MFU checks, the comparison,
+the decisions and the credits runway of several candidates. Deterministic for a seed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from trncost.estimate.compare import candidate_ids, rank
+from trncost.estimate.credits import credits_runway
+from trncost.estimate.decide import decide, migration_decision, own_trials
+from trncost.estimate.engine import estimate
+from trncost.estimate.errors import DomainError
+from trncost.estimate.evidence import Evidence
+from trncost.estimate.ledger import Ledger
+from trncost.estimate.mfu import mfu_check
+from trncost.estimate.scaling import MIN_FIT_COUNTS
+from trncost.estimate.sensitivity import tornado
+from trncost.estimate.uncertainty import monte_carlo, prepare
+from trncost.model.analysis import Analysis, CandidateAnalysis, Credits
+from trncost.model.estimate import Estimate, EstimateInput
+
+
+def analyse(
+    inputs: Sequence[EstimateInput],
+    *,
+    seed: int = 0,
+    samples: int = 100_000,
+    credits: Credits | None = None,
+    as_of: str | None = None,
+    limited_features: Mapping[str, Sequence[str]] | None = None,
+) -> Analysis:
+    """Analyse every candidate. A candidate that cannot be estimated (no usable trial, a
+    contradiction) is reported with its reason and left out of the ranking; it never stops
+    the others. `limited_features` maps an instance type to the key features the team found
+    limited on it. `as_of` (ISO date) is required with `credits`: the engine has no clock."""
+    if not inputs:
+        raise DomainError("nothing to analyse: give at least one candidate")
+    if credits is not None and as_of is None:
+        raise DomainError("a credits runway needs as_of (ISO date): the engine has no clock")
+    ids = candidate_ids(inputs)
+    limited = limited_features or {}
+    results: dict[str, CandidateAnalysis] = {}
+    estimated: list[tuple[str, EstimateInput, Estimate]] = []
+    excluded: dict[str, str] = {}
+    for cid, inp in zip(ids, inputs, strict=True):
+        try:
+            est = estimate(inp)
+        except DomainError as exc:
+            excluded[cid] = str(exc)
+            results[cid] = CandidateAnalysis(candidate_id=cid, error=str(exc))
+            continue
+        estimated.append((cid, inp, est))
+        notes: list[str] = []
+        scaling = None
+        ev = Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices))
+        counts = ev.measured_counts()
+        if len(counts) >= MIN_FIT_COUNTS:
+            scaling = ev.scaling_fit()
+        else:
+            notes.append(
+                f"no scaling fit: throughput measured at {len(counts)} instance count(s) "
+                f"({', '.join(map(str, counts))}), a fit needs ≥ {MIN_FIT_COUNTS}"
+            )
+        mfu = [
+            f
+            for t in own_trials(inp)
+            if t.usable_for_throughput and (f := mfu_check(inp.workload, t)) is not None
+        ]
+        runway = (
+            credits_runway(est, credits, as_of=as_of, candidate_id=cid)
+            if credits is not None and as_of is not None
+            else None
+        )
+        prepared = prepare(inp, est)
+        results[cid] = CandidateAnalysis(
+            candidate_id=cid,
+            estimate=est,
+            scaling=scaling,
+            range=monte_carlo(inp, samples=samples, seed=seed, prepared=prepared),
+            tornado=tornado(inp, prepared=prepared),
+            mfu=mfu,
+            runway=runway,
+            notes=notes,
+        )
+
+    comparison = rank([(i, e) for _, i, e in estimated], excluded=excluded)
+    pairs = [(i, e) for _, i, e in estimated]
+    decisions = []
+    for cid, inp in zip(ids, inputs, strict=True):
+        current = results[cid]
+        decision = decide(
+            inp,
+            current.estimate,
+            alternatives=pairs,
+            limited_features=list(limited.get(inp.candidate.instance_type, ())),
+            error=current.error,
+            candidate_id=cid,
+        )
+        decisions.append(decision)
+        results[cid] = current.model_copy(update={"decision": decision})
+    neuron = {
+        cid for cid, inp in zip(ids, inputs, strict=True) if inp.candidate.accelerator == "neuron"
+    }
+    return Analysis(
+        seed=seed,
+        samples=samples,
+        candidates=[results[cid] for cid in ids],
+        comparison=comparison,
+        decision=migration_decision(decisions, neuron),
+    )

@@ -1,0 +1,294 @@
+"""The decision: continue trials, compare alternatives, pause the migration, or budget.
+
+Rules (DESIGN.md principle 7 and the seed checklist's 繼續試跑 / 轉用其他實例比較 / 暫緩遷移):
+
+pause_migration      the fit is not passed (no completed run with a finite loss) or the current
+                     code hits unsupported ops: adapt (and cost the adaptation) or pause;
+                     or the estimate depends on unverified software changes, utilization or
+                     prices AND there is no reproducible trial data (≥ 2 completed baseline or
+                     target runs of the workload's code and dataset).
+compare_alternatives the cost per target is not better than a comparable alternative (a cheaper
+                     comparable candidate — more trials can only add cost, not remove it — or,
+                     once the evidence is otherwise verified, a PENDING price that cannot show
+                     it better: the break-even price says where it would), or key features are
+                     limited on this platform.
+continue_trials      the model runs, but representative load (a target-phase trial at the
+                     planned scale), quality, or restore/rerun behaviour is not verified, or a
+                     measurement looks implausible.
+ready_to_budget      none of the above.
+
+Every triggered reason is reported with its code; the action is the strongest one
+(pause > compare > continue > ready).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trncost.estimate.compare import comparability
+from trncost.estimate.engine import break_even_price
+from trncost.model.analysis import Action, Decision, Reason
+from trncost.model.estimate import Estimate, EstimateInput
+from trncost.model.trial import TrialRun, TrialStatus
+
+PRECEDENCE = [
+    Action.pause_migration,
+    Action.compare_alternatives,
+    Action.continue_trials,
+    Action.ready_to_budget,
+]
+
+# estimate warning code → (reason code, action, what it means for the decision)
+WARNING_RULES: dict[str, tuple[str, Action, str]] = {
+    "no_target_phase_trial": (
+        "representative_load_unverified",
+        Action.continue_trials,
+        "no target-phase trial: run one at near-production data size, parallelism and "
+        "checkpointing",
+    ),
+    "quality_gate_not_verified": (
+        "quality_unverified",
+        Action.continue_trials,
+        "no target-phase trial reached the quality gate: the cost is of work, not of a result",
+    ),
+    "restore_never_verified": (
+        "restore_unverified",
+        Action.continue_trials,
+        "no trial verified a checkpoint restore: recovery from failures is assumed",
+    ),
+    "extrapolated_scale": (
+        "scale_extrapolated",
+        Action.continue_trials,
+        "the planned instance count is beyond 2× the largest measured one: run a trial nearer it",
+    ),
+    "implausible_mfu": (
+        "implausible_measurement",
+        Action.continue_trials,
+        "a trial's throughput is above a plausible MFU: re-measure before budgeting on it",
+    ),
+    "data_loading_outside_clock": (
+        "steady_state_only",
+        Action.continue_trials,
+        "the trials' clocks exclude data loading: the result holds for steady state only",
+    ),
+}
+
+
+def own_trials(inp: EstimateInput) -> list[TrialRun]:
+    c = inp.candidate
+    return [
+        t
+        for t in inp.trials
+        if t.candidate.instance_type == c.instance_type and t.candidate.platform == c.platform
+    ]
+
+
+def fit_passed(trials: Sequence[TrialRun]) -> bool:
+    """Some run completed with a loss that stayed finite (or was not reported as not finite)."""
+    return any(
+        t.status == TrialStatus.completed
+        and (t.quality is None or t.quality.loss_finite is not False)
+        for t in trials
+    )
+
+
+def reproducible(inp: EstimateInput, trials: Sequence[TrialRun]) -> list[TrialRun]:
+    """Completed baseline/target runs of the workload's own code and dataset (≥ 2 needed)."""
+    w = inp.workload
+    return [
+        t
+        for t in trials
+        if t.usable_for_throughput
+        and t.code_version == w.code_version
+        and t.dataset_id == w.dataset_id
+    ]
+
+
+def decide(
+    inp: EstimateInput,
+    est: Estimate | None,
+    *,
+    alternatives: Sequence[tuple[EstimateInput, Estimate]] = (),
+    limited_features: Sequence[str] = (),
+    error: str | None = None,
+    candidate_id: str | None = None,
+) -> Decision:
+    """The action for `inp`'s candidate and every reason that triggered it.
+
+    `est` is None when the estimate could not be made (`error` says why). `alternatives` are
+    the other candidates; only comparable ones count. `limited_features` are key features the
+    team found limited on this platform (a statement, e.g. "FP8 training", "expert parallel").
+    """
+    w = inp.workload
+    cid = candidate_id or inp.candidate.label
+    trials = own_trials(inp)
+    reasons: list[Reason] = []
+
+    def add(code: str, action: Action, message: str, evidence: Sequence[str] = ()) -> None:
+        reasons.append(Reason(code=code, action=action, message=message, evidence=list(evidence)))
+
+    # -- fit ---------------------------------------------------------------------------------
+    if not trials:
+        add(
+            "no_trials",
+            Action.continue_trials,
+            f"no trial of {inp.candidate.instance_type}: start with a fit trial",
+        )
+    elif not fit_passed(trials):
+        add(
+            "fit_not_passed",
+            Action.pause_migration,
+            "no run completed with a finite loss: adapt the code (and cost the adaptation) "
+            "or pause the migration",
+            [f"{t.trial_id} ({t.phase}, {t.status})" for t in trials],
+        )
+    ops = sorted(
+        {
+            op
+            for t in trials
+            if t.code_version == w.code_version
+            for op in t.reliability.unsupported_ops
+        }
+    )
+    if ops:
+        add(
+            "unsupported_ops",
+            Action.pause_migration,
+            f"the workload's code ({w.code_version}) hits unsupported ops ({', '.join(ops)}): "
+            "adapt them (and cost the work) or pause the migration",
+            [t.trial_id for t in trials if t.reliability.unsupported_ops],
+        )
+
+    # -- unverified dependencies without reproducible data ----------------------------------
+    repro = reproducible(inp, trials)
+    warnings = {x.code for x in est.warnings} if est is not None else set()
+    pending = est is not None and est.status == "incomplete"
+    prices_unverified = pending or "example_prices" in warnings
+    if trials and len(repro) < 2:
+        why = (
+            f"and no reproducible trial data ({len(repro)} completed baseline/target run(s) of "
+            f"code {w.code_version} on dataset {w.dataset_id}; ≥ 2 needed)"
+        )
+        eng = inp.assumptions.engineering_hours
+        changes = [t.trial_id for t in trials if t.reliability.unsupported_ops]
+        if (eng is not None and eng.value > 0) or changes or "code_version_mismatch" in warnings:
+            add(
+                "unverified_software_changes",
+                Action.pause_migration,
+                f"the estimate depends on software changes not yet verified in a trial {why}",
+                changes or ["assumption:engineering_hours"],
+            )
+        measured_util = [
+            t.trial_id
+            for t in trials
+            if t.utilization.neuroncore is not None or t.utilization.gpu is not None
+        ]
+        if not measured_util:
+            add(
+                "unverified_utilization",
+                Action.pause_migration,
+                f"no trial measured accelerator utilization {why}",
+                [t.trial_id for t in trials],
+            )
+        if prices_unverified:
+            add(
+                "unverified_prices",
+                Action.pause_migration,
+                f"a price is PENDING or not official {why}",
+                [t.price_key for t in est.pending_terms] if est is not None else [],
+            )
+
+    # -- evidence gaps → continue trials ----------------------------------------------------
+    if est is None and trials and fit_passed(trials):
+        add("no_usable_trial", Action.continue_trials, error or "no usable throughput trial")
+    for code in sorted(warnings):
+        if code in WARNING_RULES:
+            rcode, action, message = WARNING_RULES[code]
+            add(rcode, action, message, [code])
+    if (
+        est is not None
+        and "unmeasured_instance_count" in warnings
+        and any(r.id == "assumption:linear_scaling" for r in est.inputs)
+    ):
+        add(
+            "scale_assumed_linear",
+            Action.continue_trials,
+            "throughput at the planned count is scaled linearly from fewer than 3 measured "
+            "counts: measure that count, or ≥ 3 counts for a scaling fit",
+            ["assumption:linear_scaling"],
+        )
+    if trials and not any(
+        (t.reliability.failures > 0 and t.wall.restart_s is not None) or t.reliability.reruns > 0
+        for t in trials
+    ):
+        add(
+            "rerun_unverified",
+            Action.continue_trials,
+            "no trial went through a failure and restart (or a rerun): rerun behaviour and its "
+            "time are not verified; inject a failure in a target trial",
+        )
+
+    # -- cost against comparable alternatives → compare -------------------------------------
+    comparable = [
+        (i, e)
+        for i, e in alternatives
+        if i.candidate != inp.candidate and not comparability(inp, i) and e.status == "complete"
+    ]
+    if est is not None and est.status == "complete" and est.total_usd is not None:
+        cheaper = sorted(
+            (e.total_usd, i.candidate.label) for i, e in comparable if e.total_usd < est.total_usd
+        )
+        if cheaper:
+            usd_, label = cheaper[0]
+            add(
+                "costlier_than_alternative",
+                Action.compare_alternatives,
+                f"${est.total_usd:,.2f} per target is not better than {label} "
+                f"(${usd_:,.2f}) on the same work and clock",
+                [lbl for _, lbl in cheaper],
+            )
+    if pending and len(repro) >= 2:
+        best = min(comparable, key=lambda p: p[1].total_usd, default=None)
+        be = break_even_price(est, best[1].total_usd) if best is not None else None
+        tail = (
+            f"; it breaks even with {best[0].candidate.label} at ${be:,.4f} per "
+            f"{est.pending_terms[0].unit}"
+            if be is not None and best is not None
+            else ""
+        )
+        gaps = any(r.action == Action.continue_trials for r in reasons)
+        add(
+            "price_pending",
+            # with evidence gaps the next step is still trials; verified, it is a comparison
+            Action.continue_trials if gaps else Action.compare_alternatives,
+            "a price is PENDING: the cost per target cannot be shown better than the "
+            f"alternatives{tail}",
+            [t.price_key for t in est.pending_terms],
+        )
+    if limited_features:
+        add(
+            "key_features_limited",
+            Action.compare_alternatives,
+            f"key features are limited on {inp.candidate.instance_type}: "
+            + ", ".join(limited_features),
+            list(limited_features),
+        )
+
+    reasons.sort(key=lambda r: (PRECEDENCE.index(r.action), r.code))
+    action = reasons[0].action if reasons else Action.ready_to_budget
+    summary = (
+        f"{action}: " + "; ".join(r.code for r in reasons if r.action == action)
+        if reasons
+        else "ready_to_budget: fit passed, representative load, quality, restore and reruns "
+        "verified, fully priced and not beaten by a comparable alternative"
+    )
+    return Decision(candidate_id=cid, action=action, reasons=reasons, summary=summary)
+
+
+def migration_decision(decisions: Sequence[Decision], neuron_ids: set[str]) -> Decision | None:
+    """The most favourable decision among the Trainium candidates (all candidates if none):
+    ready > compare > continue > pause; ties broken by candidate id."""
+    pool = [d for d in decisions if d.candidate_id in neuron_ids] or list(decisions)
+    if not pool:
+        return None
+    return min(pool, key=lambda d: (-PRECEDENCE.index(d.action), d.candidate_id))

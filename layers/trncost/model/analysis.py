@@ -1,0 +1,299 @@
+"""Analysis on top of estimates: scaling fit, uncertainty range, tornado, comparison ranking,
+decision, credits runway and the MFU check. Pydantic out, like the estimate itself."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from trncost.model.common import DomainModel, Money, NonNegativeMoney
+from trncost.model.estimate import Component, Estimate
+
+
+# -- scaling -------------------------------------------------------------------------------
+class ScalingPoint(DomainModel):
+    count: int
+    throughput: float = Field(description="measured target units/s at this count")
+    fitted: float = Field(description="the chosen model's throughput at this count")
+    residual: float = Field(description="measured − fitted, units/s")
+    relative_residual: float = Field(description="(measured − fitted) / measured")
+    efficiency: float = Field(description="measured X(n) / (n · X(1)), X(1) = fitted λ")
+    fitted_efficiency: float = Field(description="1 / (1 + σ(n−1) + κn(n−1))")
+    row_id: str = Field(description="the input-table row holding the measured throughput")
+
+
+class ScalingParameters(DomainModel):
+    lam: float = Field(description="λ: throughput of one instance, units/s")
+    sigma: float = Field(description="σ: contention (serial share)")
+    kappa: float = Field(description="κ: coherency (crosstalk); 0 for Amdahl")
+    weighted_rss: float = Field(description="Σ relative residual² of the linearised fit")
+    dof: int = Field(description="residual degrees of freedom: counts − free parameters")
+
+
+class ScalingFit(DomainModel):
+    model: Literal["usl", "amdahl"]
+    formula: str
+    method: str
+    parameters: ScalingParameters
+    usl: ScalingParameters | None = None
+    amdahl: ScalingParameters | None = None
+    choice: str = Field(description="why this model was chosen")
+    points: list[ScalingPoint]
+    max_measured_count: int
+    notes: list[str] = Field(default_factory=list)
+
+    def predict(self, count: float) -> float:
+        p = self.parameters
+        return p.lam * count / (1 + p.sigma * (count - 1) + p.kappa * count * (count - 1))
+
+
+# -- uncertainty ---------------------------------------------------------------------------
+class Percentiles(DomainModel):
+    """Percentiles of a physical quantity. None at a percentile where the plan cannot finish."""
+
+    p10: float | None
+    p50: float | None
+    p90: float | None
+    unit: str
+
+
+class MoneyPercentiles(DomainModel):
+    """USD percentiles. None at a percentile where the plan cannot finish (infeasible draws)."""
+
+    p10: Money | None
+    p50: Money | None
+    p90: Money | None
+
+
+class PendingQuantityRange(DomainModel):
+    price_key: str
+    unit: str
+    quantity: Percentiles
+
+
+class VariedInput(DomainModel):
+    """One input the Monte Carlo draws, named by its input-table row id."""
+
+    row_id: str
+    label: str
+    point: float
+    distribution: str
+
+
+class Range(DomainModel):
+    samples: int
+    seed: int
+    spread: float = Field(description="1 = the evidence's spread; 0 = every input at its value")
+    total_usd: MoneyPercentiles | None = Field(description="None while a price is PENDING")
+    known_usd: MoneyPercentiles | None
+    pending: list[PendingQuantityRange] = Field(default_factory=list)
+    time_to_target_h: Percentiles | None
+    held_h: Percentiles | None
+    infeasible_share: float = Field(description="share of draws whose failures outpace the work")
+    widened_for_extrapolation: float = Field(
+        default=1.0, description="factor the throughput spread was widened by (≥ 1)"
+    )
+    varied: list[VariedInput] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+# -- sensitivity ---------------------------------------------------------------------------
+class SwingEnd(DomainModel):
+    value: float
+    total_usd: Money | None = Field(description="None if pending or infeasible at this value")
+    known_usd: Money | None
+    pending_quantities: dict[str, float] = Field(default_factory=dict)
+    infeasible: bool = False
+
+
+class Swing(DomainModel):
+    rank: int
+    input_id: str = Field(description="input-table row id")
+    label: str
+    unit: str | None = None
+    point: float
+    basis: str = Field(description="observed range of trial measurements, or ±20 %, …")
+    low: SwingEnd
+    high: SwingEnd
+    effect: float | None = Field(
+        description="USD (complete) or relative swing (pending); None: infeasible at one end "
+        "(ranked first)"
+    )
+    effect_unit: Literal["usd", "relative"]
+
+
+# -- comparison ----------------------------------------------------------------------------
+class RankedCandidate(DomainModel):
+    candidate_id: str
+    group: int = Field(description="comparable candidates share a group; ranks are per group")
+    instance_type: str
+    instance_count: int
+    status: str
+    cost_per_target_usd: Money | None = None
+    total_known_usd: Money | None = None
+    pending_formula: str | None = None
+    time_to_target_h: float | None = None
+    cost_rank: int | None = Field(default=None, description="None: not ranked by cost (why)")
+    time_rank: int | None = None
+    note: str | None = None
+
+
+class NotComparable(DomainModel):
+    a: str
+    b: str
+    reasons: list[str]
+
+
+class BreakEven(DomainModel):
+    candidate_id: str
+    price_key: str
+    unit: str
+    against: str | None = Field(description="the cheapest fully priced comparable candidate")
+    price_usd: Money | None = Field(description="per unit of the pending quantity")
+    note: str
+
+
+class Comparison(DomainModel):
+    by_cost: list[RankedCandidate]
+    by_time: list[RankedCandidate]
+    not_comparable: list[NotComparable] = Field(default_factory=list)
+    break_evens: list[BreakEven] = Field(default_factory=list)
+    excluded: dict[str, str] = Field(
+        default_factory=dict, description="candidates that could not be estimated, and why"
+    )
+
+
+# -- decision ------------------------------------------------------------------------------
+class Action(StrEnum):
+    continue_trials = "continue_trials"
+    compare_alternatives = "compare_alternatives"
+    pause_migration = "pause_migration"
+    ready_to_budget = "ready_to_budget"
+
+
+class Reason(DomainModel):
+    code: str
+    action: Action = Field(description="the action this reason points to")
+    message: str
+    evidence: list[str] = Field(
+        default_factory=list, description="trial ids, warning codes or input rows behind it"
+    )
+
+
+class Decision(DomainModel):
+    candidate_id: str
+    action: Action
+    reasons: list[Reason] = Field(description="every reason that triggered, strongest first")
+    summary: str
+
+
+# -- credits -------------------------------------------------------------------------------
+class Credits(DomainModel):
+    amount_usd: NonNegativeMoney
+    expires_on: str = Field(description="ISO date YYYY-MM-DD")
+    covers: list[Component] = Field(default_factory=lambda: [Component.instances])
+    covers_trial_instance_lines: bool = Field(
+        default=True, description="trial runs on the accelerator (adaptation & reruns lines)"
+    )
+    targets_per_month: float | None = Field(default=None, gt=0)
+    start_on: str | None = Field(
+        default=None, description="ISO date: targets run back to back from this date"
+    )
+
+    @field_validator("expires_on", "start_on")
+    @classmethod
+    def _iso_date(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        parts = v.split("-")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts) or len(parts[0]) != 4:
+            raise ValueError("must be an ISO date YYYY-MM-DD")
+        y, m, d = map(int, parts)
+        if not (1 <= m <= 12 and 1 <= d <= 31):
+            raise ValueError("must be an ISO date YYYY-MM-DD")
+        return v
+
+    @model_validator(mode="after")
+    def _one_pace(self) -> Credits:
+        if self.targets_per_month is not None and self.start_on is not None:
+            raise ValueError("give targets_per_month or start_on (back to back), not both")
+        return self
+
+
+class UncoveredLine(DomainModel):
+    name: str
+    component: Component
+    amount_usd: Money | None = Field(description="per target; None while its price is PENDING")
+    one_time: bool = Field(default=False, description="spent once (trials, engineering)")
+
+
+class Runway(DomainModel):
+    candidate_id: str
+    as_of: str
+    expires_on: str
+    known: bool = Field(description="False while a covered line's price is PENDING")
+    covered_per_target_usd: Money | None
+    one_time_covered_usd: Money | None = Field(
+        description="trial lines: spent once, not per target"
+    )
+    targets_fit: int | None = Field(description="completed targets the credits pay for")
+    targets_before_expiry: int | None = Field(description="at the planned pace, before expiry")
+    targets_on_credits: int | None = Field(description="min of the two")
+    runs_out_on: str | None = Field(description="date the credits are spent at that pace")
+    limited_by: Literal["credits", "expiry", "unknown"] | None
+    pace: str
+    formula: str | None = Field(default=None, description="the runway in the pending price")
+    uncovered: list[UncoveredLine] = Field(default_factory=list)
+    uncovered_per_target_usd: Money | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+# -- MFU -----------------------------------------------------------------------------------
+class ChipPeak(DomainModel):
+    chip: str
+    chips_per_instance: int
+    dense_flops: dict[str, float] = Field(description="dense peak FLOP/s per chip by precision")
+    source: str
+
+
+class MfuFinding(DomainModel):
+    trial_id: str
+    instance_type: str
+    chips: int | None = None
+    precision: str | None = None
+    precision_assumed: bool = False
+    tokens_per_s: float | None = None
+    model_flops_per_s: float | None = None
+    peak_flops_per_s: float | None = None
+    mfu: float | None = None
+    plausible_max: float
+    implausible: bool = False
+    source: str | None = None
+    note: str
+
+
+# -- bundle --------------------------------------------------------------------------------
+class CandidateAnalysis(DomainModel):
+    candidate_id: str
+    estimate: Estimate | None = None
+    error: str | None = Field(default=None, description="why no estimate could be made")
+    scaling: ScalingFit | None = None
+    range: Range | None = None
+    tornado: list[Swing] = Field(default_factory=list)
+    mfu: list[MfuFinding] = Field(default_factory=list)
+    decision: Decision | None = None
+    runway: Runway | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class Analysis(DomainModel):
+    seed: int
+    samples: int
+    candidates: list[CandidateAnalysis]
+    comparison: Comparison
+    decision: Decision | None = Field(
+        description="for the migration: the most favourable Trainium candidate's decision"
+    )
+    notes: list[str] = Field(default_factory=list)

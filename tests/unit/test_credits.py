@@ -1,0 +1,96 @@
+"""Credits runway: completed targets the credits pay for, before they expire, and what they
+do not cover. No clock: the caller passes `as_of`."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from pydantic import ValidationError
+
+from factories import candidate, inputs, instance_quote, snapshot, trial
+from trncost.estimate import DomainError, analyse, credits_runway, estimate
+from trncost.estimate.credits import civil_from_days, days_from_civil
+from trncost.model import Credits
+
+PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))
+
+
+def simple(**assumptions):
+    # 1e5 tokens/s at 2 instances → 20 h per target; no failure, no idle
+    t = trial("t-1", phase="target", count=2, work=3.6e8, wall={"steady_s": 3600})
+    return estimate(inputs(trials=[t], prices=PRICES, assumptions=assumptions))
+
+
+def test_paced_runway_limited_by_expiry_hand_checked():
+    est = simple()
+    credits = Credits(amount_usd="10000", expires_on="2026-04-01", targets_per_month=2)
+    r = credits_runway(est, credits, as_of="2026-01-01")
+    # per target: instances 2 × 20 h × $36 = $1,440; once: the trial 2 × 1 h × $36 = $72
+    assert r.covered_per_target_usd == Decimal("1440.000000")
+    assert r.one_time_covered_usd == Decimal("72.000000")
+    # fit: floor((10,000 − 72) / 1,440) = floor(6.894) = 6
+    assert r.targets_fit == 6
+    # 2026-01-01 → 2026-04-01 = 90 days; 2 per month = one per 30.436875 / 2 = 15.218 days
+    #   → floor(90 / 15.218) = floor(5.914) = 5 before expiry
+    assert r.targets_before_expiry == 5 and r.targets_on_credits == 5
+    assert r.limited_by == "expiry" and r.runs_out_on is None
+    # unused on expiry: 9,928 − 5 × 1,440 = $2,728
+    assert any("$2,728.00 unused" in n for n in r.notes)
+
+
+def test_back_to_back_runway_limited_by_credits_hand_checked():
+    est = simple()
+    credits = Credits(amount_usd="10000", expires_on="2027-01-01", start_on="2026-01-10")
+    r = credits_runway(est, credits, as_of="2026-01-01")
+    assert r.targets_fit == 6 and r.limited_by == "credits"
+    # 6.894 targets × 20 h = 137.9 h = 5.745 days after 2026-01-10 → 2026-01-15
+    assert r.runs_out_on == "2026-01-15"
+    assert "back to back from 2026-01-10" in r.pace
+
+
+def test_lines_the_credits_do_not_cover_are_named_with_their_cost():
+    est = simple(ebs_gb_per_instance=1000, engineering_hours=10, engineering_hourly_usd="100")
+    r = credits_runway(est, Credits(amount_usd="5000", expires_on="2027-01-01"), as_of="2026-01-01")
+    names = {u.name: u for u in r.uncovered}
+    # EBS: 1,000 GB × 2 × (20 h / 730) months × $0.08 = $4.383562 per target
+    assert names["EBS gp3 volumes"].amount_usd == Decimal("4.383562")
+    assert names["engineering (adaptation, debugging)"].one_time
+    assert r.uncovered_per_target_usd == Decimal("4.383562")
+
+
+def test_a_pending_covered_price_gives_the_runway_as_a_function_of_the_price():
+    t = trial("t-1", instance_type="trn3.48xlarge", phase="target", work=3.6e8)
+    est = estimate(inputs(cand=candidate("trn3.48xlarge"), trials=[t], prices=PRICES))
+    r = credits_runway(
+        est, Credits(amount_usd="10000", expires_on="2027-01-01"), as_of="2026-01-01"
+    )
+    assert not r.known and r.targets_fit is None and r.limited_by == "unknown"
+    # 40 instance-hours per target (2 × 20 h) and 2 once (the trial)
+    assert r.formula == (
+        "targets = floor(($10,000.00 − $0.00 − 2 × P[AmazonEC2/us-east-1/trn3.48xlarge/on_demand])"
+        " / ($0.00 + 40 × P[AmazonEC2/us-east-1/trn3.48xlarge/on_demand]))"
+    )
+
+
+def test_dates_without_a_clock():
+    assert days_from_civil("1970-01-01") == 0
+    assert days_from_civil("2000-03-01") == 11017
+    assert civil_from_days(days_from_civil("2024-02-29")) == "2024-02-29"
+    assert days_from_civil("2026-04-01") - days_from_civil("2026-01-01") == 90
+    with pytest.raises(DomainError, match="calendar date"):
+        days_from_civil("2026-02-30")
+
+
+def test_bad_credits_are_refused_with_the_reason():
+    with pytest.raises(ValidationError, match="ISO date"):
+        Credits(amount_usd="1", expires_on="next year")
+    with pytest.raises(ValidationError, match="not both"):
+        Credits(amount_usd="1", expires_on="2027-01-01", targets_per_month=1, start_on="2026-01-01")
+    t = trial("t-1", phase="target")
+    with pytest.raises(DomainError, match="as_of"):
+        analyse(
+            [inputs(trials=[t], prices=PRICES)],
+            samples=200,
+            credits=Credits(amount_usd="1", expires_on="2027-01-01"),
+        )

@@ -1,0 +1,156 @@
+"""Scaling fit: USL and Amdahl by least squares, hand-checked; wired into the estimate."""
+
+from __future__ import annotations
+
+import pytest
+
+from factories import candidate, inputs, instance_quote, snapshot, trial
+from trncost.estimate import DomainError, estimate, fit_scaling, monte_carlo
+
+
+def usl(n, lam, sigma, kappa):
+    return lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+
+
+def test_usl_data_at_four_counts_is_recovered_and_usl_is_chosen():
+    # λ = 1000, σ = 0.05, κ = 0.001:
+    #   X(1) = 1000; X(2) = 2000 / 1.052 = 1901.14; X(4) = 4000 / 1.162 = 3442.34;
+    #   X(8) = 8000 / (1 + 0.35 + 0.056) = 8000 / 1.406 = 5689.90
+    points = [(n, usl(n, 1000, 0.05, 0.001)) for n in (1, 2, 4, 8)]
+    fit = fit_scaling(points)
+    p = fit.parameters
+    assert fit.model == "usl"
+    assert (p.lam, p.sigma, p.kappa) == (
+        pytest.approx(1000),
+        pytest.approx(0.05),
+        pytest.approx(0.001),
+    )
+    # the USL passes through the points (RSS 0); Amdahl cannot: USL has the smaller
+    # residual variance per degree of freedom (0 / 1 < RSS_A / 2)
+    assert p.weighted_rss == pytest.approx(0, abs=1e-20)
+    assert fit.amdahl.weighted_rss > 0
+    assert "USL residual variance" in fit.choice
+    # efficiency at 8: X(8) / (8 · X(1)) = 5689.90 / 8000 = 0.7112 = 1 / 1.406
+    eight = fit.points[-1]
+    assert eight.efficiency == pytest.approx(1 / 1.406)
+    assert eight.fitted_efficiency == pytest.approx(1 / 1.406)
+    assert eight.residual == pytest.approx(0, abs=1e-6)
+    assert fit.predict(16) == pytest.approx(usl(16, 1000, 0.05, 0.001))
+
+
+def test_amdahl_data_at_three_counts_fits_kappa_zero():
+    # σ = 0.1: X(1) = 1000, X(2) = 2000 / 1.1 = 1818.18, X(4) = 4000 / 1.3 = 3076.92
+    fit = fit_scaling([(1, 1000.0), (2, 2000 / 1.1), (4, 4000 / 1.3)])
+    assert fit.model == "amdahl"
+    assert fit.parameters.lam == pytest.approx(1000)
+    assert fit.parameters.sigma == pytest.approx(0.1)
+    assert fit.parameters.kappa == 0
+    # X(8) = 8000 / 1.7 = 4705.88
+    assert fit.predict(8) == pytest.approx(8000 / 1.7)
+    # efficiency at 4: 3076.92 / (4 × 1000) = 0.769
+    assert fit.points[2].efficiency == pytest.approx(1 / 1.3)
+
+
+def test_three_counts_prefer_amdahl_unless_retrograde():
+    # not retrograde, a little curvature: Amdahl keeps a residual degree of freedom
+    fit = fit_scaling([(1, 1000.0), (2, 1900.0), (4, 3300.0)])
+    assert fit.model == "amdahl" and fit.parameters.dof == 1
+    assert "no residual degree of freedom" in fit.choice or "κ = 0" in fit.choice
+    # λ = 1000, σ = 0.1, κ = 0.15: X(2) = 2000 / 1.4 = 1428.57, X(4) = 4000 / 3.1 = 1290.32;
+    # throughput falls from 2 to 4 instances: Amdahl cannot follow, USL passes through
+    fit = fit_scaling([(n, usl(n, 1000, 0.1, 0.15)) for n in (1, 2, 4)])
+    assert fit.model == "usl"
+    assert (fit.parameters.sigma, fit.parameters.kappa) == (
+        pytest.approx(0.1),
+        pytest.approx(0.15),
+    )
+    assert all(abs(p.relative_residual) < 1e-9 for p in fit.points)
+    assert "retrograde" in fit.choice
+
+
+def test_constraints_hold_for_superlinear_data():
+    # better than linear: σ and κ would be negative; the fit keeps them at 0 (linear)
+    fit = fit_scaling([(1, 1000.0), (2, 2100.0), (4, 4400.0)])
+    p = fit.parameters
+    assert p.sigma == 0 and p.kappa == 0 and p.lam > 0
+    assert any("linearly" in n for n in fit.notes)
+
+
+def test_the_fit_is_the_same_in_any_order():
+    pts = [(1, 1000.0), (2, 1850.0), (4, 3100.0), (8, 4300.0)]
+    assert fit_scaling(pts) == fit_scaling(list(reversed(pts)))
+
+
+@pytest.mark.parametrize(
+    ("points", "says"),
+    [
+        ([(1, 1000.0), (2, 1900.0)], "≥ 3 instance counts"),
+        ([], "≥ 3 instance counts"),
+        ([(1, 1000.0), (2, 1900.0), (2, 1800.0)], "each instance count once"),
+        ([(1, 1000.0), (2, 0.0), (4, 3000.0)], "positive"),
+    ],
+)
+def test_too_few_or_bad_points_are_refused_with_the_reason(points, says):
+    with pytest.raises(DomainError, match=says):
+        fit_scaling(points)
+
+
+# -- wired into the estimate -----------------------------------------------------------------
+def amdahl_trials():
+    # σ = 0.1, λ = 1000 tokens/s: one hour of steady work at 1, 2 and 4 instances
+    return [
+        trial(f"t-{n}", phase="target", count=n, work=1000 * n / (1 + 0.1 * (n - 1)) * 3600)
+        for n in (1, 2, 4)
+    ]
+
+
+def test_an_unmeasured_count_uses_the_fit_with_traceable_parameters():
+    est = estimate(
+        inputs(
+            cand=candidate(count=8),
+            trials=amdahl_trials(),
+            prices=snapshot(instance_quote("trn2.48xlarge", "36")),
+        )
+    )
+    # X(8) = 1000 × 8 / (1 + 0.1 × 7) = 4705.88 tokens/s
+    assert est.steady_throughput == pytest.approx(8000 / 1.7)
+    rows = {r.id: r for r in est.inputs}
+    row = rows["throughput:n=8"]
+    assert row.provenance.kind == "derived"
+    assert row.provenance.inputs == ["scaling:lambda", "scaling:sigma", "scaling:kappa"]
+    assert rows["scaling:lambda"].value == pytest.approx(1000)
+    assert rows["scaling:sigma"].value == pytest.approx(0.1)
+    assert rows["scaling:lambda"].provenance.inputs == [
+        "throughput:n=1",
+        "throughput:n=2",
+        "throughput:n=4",
+    ]
+    assert "assumption:linear_scaling" not in rows
+    codes = {w.code for w in est.warnings}
+    assert "unmeasured_instance_count" in codes and "extrapolated_scale" not in codes
+
+
+def test_extrapolating_past_twice_the_largest_count_is_flagged_and_widens_the_range():
+    def inp(count):
+        return inputs(
+            cand=candidate(count=count),
+            trials=[
+                t.model_copy(update={"steady_throughput_samples": [s * 0.97, s, s * 1.03]})
+                for t in amdahl_trials()
+                for s in [t.work.done / 3600]
+            ],
+            prices=snapshot(instance_quote("trn2.48xlarge", "36")),
+            assumptions={"checkpoint_interval_s": 1800, "failure_rate_per_instance_hour": 0.001},
+        )
+
+    est = estimate(inp(16))
+    assert "extrapolated_scale" in {w.code for w in est.warnings}
+    near, far = (
+        monte_carlo(inp(8), samples=5000, seed=3),
+        monte_carlo(inp(16), samples=5000, seed=3),
+    )
+    assert near.widened_for_extrapolation == 1
+    # 16 instances = 2 × the 2× limit of 4: the throughput spread is widened × 16 / 8 = 2
+    assert far.widened_for_extrapolation == pytest.approx(2)
+    rel = lambda r: (r.total_usd.p90 - r.total_usd.p10) / r.total_usd.p50  # noqa: E731
+    assert rel(far) > rel(near)
