@@ -233,3 +233,80 @@ def test_openapi_json_in_the_repo_is_current(api):
     status, docs = api("GET", "/docs")
     assert status == 200 and "swagger" in docs.lower()
     assert "https://" not in docs.split("<body", 1)[0]  # self-contained: no CDN
+
+
+def test_comparisons_rank_range_and_decide(api):
+    seed(api)
+    t3 = trial(
+        "t-3", instance_type="trn3.48xlarge", count=2, phase="target", workload_id="wl-api"
+    ).model_dump(mode="json")
+    api("POST", "/workloads/wl-api/trials", t3)
+
+    def plan(it):
+        return {
+            "candidate": {
+                "instance_type": it,
+                "instance_count": 2,
+                "region": "us-east-1",
+            }
+        }
+
+    body = {
+        "candidates": [plan("trn2.48xlarge"), plan("trn3.48xlarge"), plan("p6-b200.48xlarge")],
+        "seed": 7,
+        "samples": 2000,
+    }
+    status, analysis = api("POST", "/workloads/wl-api/comparisons", body)
+    assert status == 200, analysis
+    by_id = {c["candidate_id"]: c for c in analysis["candidates"]}
+    assert len(by_id) == 3
+    errors = [c for c in analysis["candidates"] if c["error"]]
+    assert len(errors) == 1 and "no trial of p6-b200.48xlarge" in errors[0]["error"]
+    ranked = [r for r in analysis["comparison"]["by_cost"] if r["cost_rank"] is not None]
+    assert [r["instance_type"] for r in ranked] == ["trn2.48xlarge"]  # trn3 is PENDING
+    (be,) = analysis["comparison"]["break_evens"]
+    assert be["price_key"] == "AmazonEC2/us-east-1/trn3.48xlarge/on_demand"
+    assert analysis["decision"]["action"] in {
+        "continue_trials",
+        "compare_alternatives",
+        "pause_migration",
+        "ready_to_budget",
+    }
+    assert analysis["decision"]["reasons"]
+    rng = next(
+        c for c in analysis["candidates"] if c["estimate"] and c["estimate"]["status"] == "complete"
+    )["range"]
+    # percentiles where the plan can finish are ordered; draws whose failures outpace the
+    # work (4 instance-hours of evidence, no checkpoints measured) are counted, not hidden
+    values = [
+        float(rng["total_usd"][k]) for k in ("p10", "p50", "p90") if rng["total_usd"][k] is not None
+    ]
+    assert values == sorted(values) and values
+    assert 0 <= rng["infeasible_share"] <= 1
+    if rng["infeasible_share"] > 0:
+        assert any("cannot finish" in note for note in rng["notes"])
+    # the same request and seed give the same answer
+    assert api("POST", "/workloads/wl-api/comparisons", body)[1] == analysis
+
+
+def test_comparison_bad_input_names_the_field(api):
+    seed(api)
+    status, err = api("POST", "/workloads/wl-api/comparisons", {"candidates": []})
+    assert status == 422 and "candidates" in err["fields"]
+    status, err = api(
+        "POST",
+        "/workloads/wl-api/comparisons",
+        {
+            "candidates": [
+                {
+                    "candidate": {
+                        "instance_type": "trn2.48xlarge",
+                        "instance_count": 2,
+                        "region": "us-east-1",
+                    }
+                }
+            ],
+            "samples": 5,
+        },
+    )
+    assert status == 422 and "samples" in err["fields"]

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from trncost import __version__
 from trncost.api.schemas import (
+    ComparisonRequest,
     ErrorBody,
     EstimateRequest,
     EstimateView,
@@ -39,6 +40,7 @@ from trncost.api.schemas import (
 )
 from trncost.estimate import DomainError, MissingEvidence
 from trncost.model import PriceSnapshot, SnapshotDiff, TrialRun, Workload, diff_snapshots
+from trncost.model.analysis import Analysis
 from trncost.pricing.parser import PriceListItemError
 from trncost.services.estimates import EstimateService, NoPrices, NotFound
 from trncost.settings import Settings
@@ -321,6 +323,47 @@ def report(
         workload_name=workload.name if workload else None,
     )
     return Response(status_code=200, content_type="text/html; charset=utf-8", body=page)
+
+
+@app.post("/workloads/<workload_id>/comparisons", tags=["estimates"])
+def compare(workload_id: Id, request: ComparisonRequest) -> Analysis:
+    """Rank the candidates by cost per completed target and by time (comparable ones only),
+    with P10/P50/P90 ranges, the tornado, scaling fits, break-even prices of PENDING
+    candidates, MFU checks, the decision, and the credits runway when credits are given.
+    Not stored: the same request and seed give the same answer."""
+    from datetime import UTC, datetime
+
+    from trncost.estimate import analyse
+    from trncost.model import EstimateInput
+
+    svc = services()
+    workload = _workload(workload_id)
+    trials = svc.records.all_trials(workload_id)
+    prices = svc.estimates.snapshot(request.snapshot_id)
+    inputs = [
+        EstimateInput(
+            workload=workload,
+            candidate=plan.candidate,
+            trials=trials,
+            prices=prices,
+            assumptions=plan.assumptions or request.assumptions,
+        )
+        for plan in request.candidates
+    ]
+    limited = {
+        p.candidate.instance_type: p.limited_features
+        for p in request.candidates
+        if p.limited_features
+    }
+    as_of = datetime.now(UTC).date().isoformat() if request.credits else None
+    return analyse(
+        inputs,
+        seed=request.seed,
+        samples=request.samples,
+        credits=request.credits,
+        as_of=as_of,
+        limited_features=limited,
+    )
 
 
 # -- prices -----------------------------------------------------------------------------------

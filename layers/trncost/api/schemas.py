@@ -7,6 +7,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from trncost.model import Assumptions, Candidate, Estimate, SnapshotDiff, TrialRun, Workload
+from trncost.model.analysis import Credits
 from trncost.model.price import PriceSnapshot, Rejection
 
 T = TypeVar("T")
@@ -41,6 +42,31 @@ class EstimateRequest(BaseModel):
     snapshot_id: str | None = Field(
         default=None, description="pin a price snapshot; omitted: follow the latest"
     )
+
+
+class CandidatePlan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    candidate: Candidate
+    assumptions: Assumptions | None = Field(
+        default=None, description="this candidate's assumptions; omitted: the shared ones"
+    )
+    limited_features: list[str] = Field(
+        default_factory=list, description="key features the team found limited on it"
+    )
+
+
+class ComparisonRequest(BaseModel):
+    """Several candidates on the same workload: ranked, ranged, explained and decided."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidates: list[CandidatePlan] = Field(min_length=1, max_length=12)
+    assumptions: Assumptions = Field(default_factory=Assumptions)
+    snapshot_id: str | None = Field(default=None, description="omitted: the latest snapshot")
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
+    samples: int = Field(default=20_000, ge=1_000, le=100_000)
+    credits: Credits | None = None
 
 
 class EstimateView(BaseModel):
@@ -115,6 +141,7 @@ class RejectedIngestView(BaseModel):
 
 
 __all__ = [
+    "ComparisonRequest",
     "ErrorBody",
     "EstimateRequest",
     "EstimateView",

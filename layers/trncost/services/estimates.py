@@ -59,6 +59,10 @@ class EstimateService:
         self.prices = prices
         self.clock = clock
 
+    def snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
+        """A pinned snapshot, or the latest; NoPrices when there is none."""
+        return self._snapshot(snapshot_id)
+
     def _snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
         snap = self.prices.get_snapshot(snapshot_id) if snapshot_id else self.prices.latest()
         if snap is None:
