@@ -113,3 +113,12 @@ class TrncostData(cdk.Stack):
 
         cdk.CfnOutput(self, "TableName", value=self.table.table_name)
         cdk.CfnOutput(self, "BusName", value=self.bus.event_bus_name)
+        cdk.CfnOutput(self, "BusArn", value=self.bus.event_bus_arn)
+        # `aws events start-replay --event-source-arn <BusArchiveArn> --destination Arn=<BusArn>`
+        cdk.CfnOutput(self, "BusArchiveName", value=self.events.archive.archive_name)
+        cdk.CfnOutput(
+            self,
+            "BusArchiveArn",
+            value=self.events.archive.archive_arn,
+            description="replay source: trncost and trncost.agent events of the last 30 days",
+        )

@@ -335,6 +335,7 @@ class TrncostIngest(cdk.Stack):
             ("Refresh", self.estimate_refresh.work),
         ):
             cdk.CfnOutput(self, f"{prefix}QueueUrl", value=work.queue.queue_url)
+            cdk.CfnOutput(self, f"{prefix}QueueName", value=work.queue.queue_name)
             cdk.CfnOutput(
                 self,
                 f"{prefix}DeadLetterQueueName",

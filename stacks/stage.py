@@ -9,6 +9,11 @@ from stacks.api import TrncostApi
 from stacks.config import StageConfig
 from stacks.data import TrncostData
 from stacks.ingest import TrncostIngest
+from stacks.monitoring import (
+    TrncostMonitoring,
+    add_dead_letter_queue_outputs,
+    monitored_resources,
+)
 from stacks.pricing import TrncostPricing
 
 
@@ -31,6 +36,22 @@ class TrncostStage(cdk.Stage):
         )
         self.api = TrncostApi(
             self, "TrncostApi", config=config, table=self.data.table, bus=self.data.bus
+        )
+        # Last: it watches every function and queue the stacks above have (found, not listed).
+        watched = monitored_resources(self.stacks)
+        add_dead_letter_queue_outputs(watched.dead_letter_queues)  # each in its own stack
+        self.monitoring = TrncostMonitoring(
+            self,
+            "TrncostMonitoring",
+            config=config,
+            functions=watched.functions,
+            queues=watched.queues,
+            dead_letter_queues=watched.dead_letter_queues,
+            api=self.api.api.rest_api,
+            bus=self.data.bus,
+            archive=self.data.events.archive,
+            table=self.data.table,
+            price_snapshots=self.pricing.snapshotter.prices,
         )
 
     @property
