@@ -115,6 +115,64 @@ tr:target td { background: #e0f2fe; }
 footer { max-width: 1180px; margin: 0 auto; padding: 8px 20px 28px; color: var(--muted);
   font-size: .8rem; }
 
+/* -- the analysis page: decision, comparison, range, tornado, scaling -- */
+.action { display: inline-block; padding: 3px 12px; border-radius: 999px; font-weight: 700;
+  letter-spacing: .05em; font-size: .9rem; vertical-align: middle; border: 2px solid;
+  white-space: nowrap; }
+.action-small { padding: 1px 8px; font-size: .72rem; border-width: 1px; }
+.action-ready_to_budget { color: var(--ok); background: var(--ok-bg); border-color: var(--ok); }
+.action-continue_trials { color: #1e40af; background: #dbeafe; border-color: #1e40af; }
+.action-compare_alternatives { color: #5b21b6; background: #ede9fe; border-color: #5b21b6; }
+.action-pause_migration { color: var(--bad); background: var(--bad-bg);
+  border-color: var(--bad); }
+.verdict { padding: 10px 14px; border-radius: 6px; border-left: 6px solid var(--line);
+  background: var(--soft); margin: 0 0 8px; }
+.verdict p:first-child { font-size: 1.1rem; }
+.verdict-ready_to_budget { border-left-color: var(--ok); }
+.verdict-continue_trials { border-left-color: #1e40af; }
+.verdict-compare_alternatives { border-left-color: #5b21b6; }
+.verdict-pause_migration { border-left-color: var(--bad); }
+.reason-code { font-weight: 700; white-space: nowrap; overflow-wrap: normal; }
+.reason-list { margin: 0; padding-left: 18px; }
+.reason-list li { margin: 2px 0; }
+.status-error { color: var(--bad); background: var(--bad-bg); border-color: var(--bad); }
+h2 .status, h2 .action { margin-left: 6px; }
+.bad-text { color: var(--bad); font-weight: 700; }
+td.num .pending-formula { white-space: normal; text-align: left; min-width: 200px; }
+#ranking td:last-child { min-width: 160px; }
+#ranking td:nth-child(4) { min-width: 170px; }
+#ranking th { white-space: nowrap; }
+table .status { font-size: .72rem; padding: 1px 8px; border-width: 1px; }
+.by-time { margin: 4px 0; padding-left: 0; list-style: none; }
+.candidate-analysis .block { border-top: 1px solid var(--line); padding-top: 8px;
+  margin-top: 14px; }
+.candidate-analysis .block.warnings { border: 2px solid var(--warn); border-radius: 6px;
+  padding: 8px 14px; }
+.candidate-analysis .block.warnings h3 { color: var(--warn); margin-top: 0; }
+.cand-headline { margin: 0 0 6px; }
+.error { font-size: 1rem; }
+.flag { padding: 6px 10px; background: var(--warn-bg); border-left: 4px solid var(--warn);
+  border-radius: 4px; }
+.flag-badge { color: var(--bad); font-weight: 700; white-space: nowrap; }
+tr.flag-row td { background: var(--bad-bg); }
+tr.chosen td { font-weight: 700; }
+.pending-note { color: var(--warn); }
+.swatch-infeasible { background: repeating-linear-gradient(45deg, #dc2626 0 3px, #fee2e2 3px 6px); }
+.notes { margin: 6px 0; padding-left: 20px; color: var(--muted); }
+details { margin: 8px 0; }
+details > summary { cursor: pointer; color: var(--muted); font-size: .9rem; }
+svg.defs { position: absolute; width: 0; height: 0; overflow: hidden; }
+.chart .end-label { font-size: 12px; }
+.chart.tornado { max-width: 1100px; }
+.chart a text { fill: #1e3a8a; text-decoration: underline; }
+.params { margin: 6px 0; }
+.params dt, th.greek { text-transform: none; }
+.scaling-models { margin-bottom: 10px; }
+h4 { font-size: .92rem; margin: 10px 0 4px; }
+@media print {
+  .candidate-analysis { break-before: page; page-break-before: always; }
+}
+
 @media print {
   @page { margin: 14mm 12mm; }
   body { background: #fff; font-size: 10.5pt; }
