@@ -310,3 +310,22 @@ def test_comparison_bad_input_names_the_field(api):
         },
     )
     assert status == 422 and "samples" in err["fields"]
+
+
+def test_the_comparison_as_a_report(api):
+    seed(api)
+    body = {
+        "candidates": [
+            {
+                "candidate": {
+                    "instance_type": "trn2.48xlarge",
+                    "instance_count": 2,
+                    "region": "us-east-1",
+                }
+            }
+        ],
+        "samples": 1000,
+    }
+    status, page = api("POST", "/workloads/wl-api/comparisons/report", body)
+    assert status == 200 and page.lstrip().startswith("<!DOCTYPE html>")
+    assert "trn2.48xlarge" in page and "Decision" in page

@@ -325,12 +325,7 @@ def report(
     return Response(status_code=200, content_type="text/html; charset=utf-8", body=page)
 
 
-@app.post("/workloads/<workload_id>/comparisons", tags=["estimates"])
-def compare(workload_id: Id, request: ComparisonRequest) -> Analysis:
-    """Rank the candidates by cost per completed target and by time (comparable ones only),
-    with P10/P50/P90 ranges, the tornado, scaling fits, break-even prices of PENDING
-    candidates, MFU checks, the decision, and the credits runway when credits are given.
-    Not stored: the same request and seed give the same answer."""
+def _analysis(workload_id: str, request: ComparisonRequest) -> tuple[Workload, Analysis]:
     from datetime import UTC, datetime
 
     from trncost.estimate import analyse
@@ -356,7 +351,7 @@ def compare(workload_id: Id, request: ComparisonRequest) -> Analysis:
         if p.limited_features
     }
     as_of = datetime.now(UTC).date().isoformat() if request.credits else None
-    return analyse(
+    return workload, analyse(
         inputs,
         seed=request.seed,
         samples=request.samples,
@@ -364,6 +359,28 @@ def compare(workload_id: Id, request: ComparisonRequest) -> Analysis:
         as_of=as_of,
         limited_features=limited,
     )
+
+
+@app.post("/workloads/<workload_id>/comparisons", tags=["estimates"])
+def compare(workload_id: Id, request: ComparisonRequest) -> Analysis:
+    """Rank the candidates by cost per completed target and by time (comparable ones only),
+    with P10/P50/P90 ranges, the tornado, scaling fits, break-even prices of PENDING
+    candidates, MFU checks, the decision, and the credits runway when credits are given.
+    Not stored: the same request and seed give the same answer."""
+    return _analysis(workload_id, request)[1]
+
+
+@app.post("/workloads/<workload_id>/comparisons/report", tags=["estimates"])
+def compare_report(workload_id: Id, request: ComparisonRequest):  # text/html
+    """The same analysis as a self-contained HTML page (decision, ranking, ranges, tornado,
+    scaling curves)."""
+    from trncost.report import render_analysis_report
+
+    workload, analysis = _analysis(workload_id, request)
+    page = render_analysis_report(
+        analysis, workload_name=workload.name, workload_id=workload.workload_id
+    )
+    return Response(status_code=200, content_type="text/html; charset=utf-8", body=page)
 
 
 # -- prices -----------------------------------------------------------------------------------
