@@ -3,10 +3,14 @@
 Event: {} (scheduled: query the Price List API for the stage's catalog), or
 {"saved_price_list": <GetProducts response | item list | bulk offer file>, "note": "..."}
 to build the snapshot from a saved Price List file. Returns the snapshot summary.
+
+Metrics: PriceSnapshotTaken, quotes (official, PENDING, rejected), Price List calls, and
+PriceSnapshotAgeSeconds: how old the latest snapshot was when this one replaced it.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -19,7 +23,7 @@ from trncost.bus import EventPublisher
 from trncost.observability import NAMESPACE, MetricName
 from trncost.pricing.client import PriceListClient
 from trncost.pricing.parser import PriceListItemError
-from trncost.pricing.snapshot import SnapshotService
+from trncost.pricing.snapshot import SnapshotResult, SnapshotService
 from trncost.requestfile import format_validation_error
 from trncost.settings import Settings
 from trncost.store.prices import PriceStore
@@ -49,6 +53,25 @@ def service() -> tuple[SnapshotService, Settings]:
     return svc, settings
 
 
+def replaced_snapshot_age(svc: SnapshotService, result: SnapshotResult) -> float | None:
+    """How old the latest snapshot was when this one replaced it (its taken_at → this one's);
+    None when nothing was replaced (the first snapshot, or a newer one stays latest)."""
+    previous_id = result.publication.previous_id
+    if not result.publication.published or not previous_id:
+        return None
+    previous = svc.store.get_snapshot(previous_id)  # read once already, for the diff
+    if previous is None:
+        return None
+    try:
+        then = datetime.fromisoformat(previous.taken_at)
+        now = datetime.fromisoformat(result.snapshot.taken_at)
+        if then.tzinfo is None or now.tzinfo is None:
+            return None
+    except ValueError:
+        return None
+    return max(0.0, (now - then).total_seconds())
+
+
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
@@ -74,5 +97,8 @@ def handler(event: dict[str, Any] | None, context: LambdaContext) -> dict[str, A
     metrics.add_metric(MetricName.price_quotes_pending, MetricUnit.Count, summary["pending"])
     metrics.add_metric(MetricName.price_quotes_rejected, MetricUnit.Count, summary["rejected"])
     metrics.add_metric(MetricName.price_list_calls, MetricUnit.Count, summary["price_list_calls"])
+    age = replaced_snapshot_age(svc, result)
+    if age is not None:
+        metrics.add_metric(MetricName.price_snapshot_age, MetricUnit.Seconds, age)
     logger.info("price snapshot taken", extra=summary)
     return {"status": "ok", **summary}

@@ -64,6 +64,8 @@ def url(table, monkeypatch) -> Iterator[str]:
     monkeypatch.setenv(TABLE_NAME_ENV, table)
     monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    # as the local runtime does: no EMF line of the API's among the CLI's own output
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     monkeypatch.delenv("TRNCOST_URL", raising=False)
     from trncost.api import app as api_app
 

@@ -1,0 +1,288 @@
+"""What the reliability suite shares: the figures it prints, moto with DynamoDB's atomic
+conditional writes, the ingest wiring (EventBridge → SQS + DLQ → the real handler), and a
+fault injector that answers AWS calls with throttling or 5xx the way the services do, so that
+botocore's own retries (standard mode) see real HTTP error responses."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+# -- the figures ------------------------------------------------------------------------------
+FIGURES: dict[str, dict[str, object]] = {}
+
+
+def figure(section: str, name: str, value: object) -> None:
+    """Record one figure to print at the end of the session."""
+    FIGURES.setdefault(section, {})[name] = value
+
+
+def add(section: str, name: str, value: int) -> None:
+    FIGURES.setdefault(section, {})
+    FIGURES[section][name] = int(FIGURES[section].get(name, 0)) + value  # type: ignore[arg-type]
+
+
+# -- moto -------------------------------------------------------------------------------------
+_DYNAMODB_LOCK = threading.RLock()
+DYNAMODB_ITEM_OPS = (
+    "put_item",
+    "update_item",
+    "delete_item",
+    "get_item",
+    "query",
+    "transact_write_items",
+)
+AWS_ENV = {
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+}
+
+
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with _DYNAMODB_LOCK:
+            return method(*args, **kwargs)
+
+    return locked
+
+
+def atomic_dynamodb(mp: pytest.MonkeyPatch) -> None:
+    """DynamoDB applies a conditional write atomically; moto's in-process backend does not when
+    threads race. Serialising its item operations restores the real guarantee."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    for name in DYNAMODB_ITEM_OPS:
+        mp.setattr(DynamoDBBackend, name, _atomic(getattr(DynamoDBBackend, name)))
+
+
+def no_retry_sleep(mp: pytest.MonkeyPatch) -> None:
+    """botocore's standard-mode backoff, without the waiting (the retries still happen)."""
+    from botocore.retries import standard
+
+    mp.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
+
+
+# -- queues and rules -------------------------------------------------------------------------
+def queue_arn(sqs: Any, url: str) -> str:
+    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+
+
+def queue_with_dlq(sqs: Any, name: str, max_receives: int) -> tuple[str, str]:
+    dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    url = sqs.create_queue(
+        QueueName=name,
+        Attributes={
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": queue_arn(sqs, dlq), "maxReceiveCount": str(max_receives)}
+            )
+        },
+    )["QueueUrl"]
+    return url, dlq
+
+
+def route(events: Any, sqs: Any, rule: str, bus: str, pattern: dict, queue_url: str) -> None:
+    events.put_rule(Name=rule, EventBusName=bus, EventPattern=json.dumps(pattern))
+    events.put_targets(
+        Rule=rule, EventBusName=bus, Targets=[{"Id": "q", "Arn": queue_arn(sqs, queue_url)}]
+    )
+
+
+def drain(sqs: Any, url: str) -> list[dict[str, Any]]:
+    """Every message body left in a queue (received and deleted)."""
+    out: list[dict[str, Any]] = []
+    while True:
+        msgs = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        if not msgs:
+            return out
+        for m in msgs:
+            out.append(json.loads(m["Body"]))
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+
+def depth(sqs: Any, url: str) -> int:
+    attrs = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attrs["ApproximateNumberOfMessages"]) + int(
+        attrs["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def sqs_record(body: str, queue_arn_: str, message_id: str | None = None) -> dict[str, Any]:
+    """One SQS record as Lambda's event source mapping hands it to the function."""
+    return {
+        "messageId": message_id or str(uuid.uuid4()),
+        "receiptHandle": uuid.uuid4().hex,
+        "body": body,
+        "attributes": {
+            "ApproximateReceiveCount": "1",
+            "SentTimestamp": "0",
+            "SenderId": "AIDAIENQZJOLO23YVJ4VO",
+            "ApproximateFirstReceiveTimestamp": "0",
+        },
+        "messageAttributes": {},
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn_,
+        "awsRegion": "us-east-1",
+    }
+
+
+def own_metrics(module: Any) -> None:
+    """Give a loaded handler module its own Powertools metric set. Powertools keeps one per
+    process (a Lambda sandbox runs one invocation at a time); threads standing in for separate
+    sandboxes must not share it."""
+    provider = module.metrics.provider
+    provider.metric_set = {}
+    provider.dimension_set = dict(provider.dimension_set)
+    provider.metadata_set = {}
+
+
+# -- fault injection --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fault:
+    status: int
+    code: str
+    message: str
+
+    @property
+    def kind(self) -> str:
+        return "throttling" if self.status == 400 else "5xx"
+
+
+THROTTLING = Fault(400, "ThrottlingException", "Rate exceeded")
+INTERNAL = Fault(500, "InternalServerError", "We encountered an internal error")
+UNAVAILABLE = Fault(503, "ServiceUnavailable", "Service is unavailable; try again")
+TRANSIENT = (THROTTLING, INTERNAL, UNAVAILABLE)
+
+
+def _cbor_text(text: str) -> bytes:
+    raw = text.encode()
+    n = len(raw)
+    if n < 24:
+        return bytes([0x60 + n]) + raw
+    if n < 256:
+        return bytes([0x78, n]) + raw
+    return bytes([0x79]) + n.to_bytes(2, "big") + raw
+
+
+def _cbor_map(items: dict[str, str]) -> bytes:
+    assert len(items) < 24
+    out = bytes([0xA0 + len(items)])
+    for k, v in items.items():
+        out += _cbor_text(k) + _cbor_text(v)
+    return out
+
+
+def error_response(request: Any, fault: Fault) -> Any:
+    """The HTTP error response the service would send, in the request's own protocol."""
+    from botocore.awsrequest import AWSResponse
+    from moto.core.botocore_stubber import MockRawResponse
+
+    headers = {"x-amzn-RequestId": str(uuid.uuid4())}
+    if request.headers.get("smithy-protocol") in ("rpc-v2-cbor", b"rpc-v2-cbor"):
+        # CloudWatch (RPC v2 CBOR, query compatible): the query error code in a header
+        query_code = "Throttling" if fault is THROTTLING else fault.code
+        sender = "Sender" if fault.status < 500 else "Receiver"
+        headers.update(
+            {
+                "smithy-protocol": "rpc-v2-cbor",
+                "Content-Type": "application/cbor",
+                "x-amzn-query-error": f"{query_code};{sender}",
+            }
+        )
+        body = _cbor_map({"__type": fault.code, "message": fault.message})
+    else:
+        headers["Content-Type"] = "application/x-amz-json-1.1"
+        body = json.dumps({"__type": fault.code, "message": fault.message}).encode()
+    return AWSResponse(request.url, fault.status, headers, MockRawResponse(body))
+
+
+Decide = Callable[[str, str, bytes], Fault | None]
+
+
+class FaultInjector:
+    """Answers AWS calls made inside `active()` with a fault instead of moto's answer.
+
+    `rate`: the chance that any one attempt (each retry is an attempt) gets a transient fault,
+    drawn from a seeded generator. `outage(service, operation, body)`: a fault to answer every
+    matching attempt with while it returns one (a service down for some requests)."""
+
+    def __init__(
+        self,
+        *,
+        rate: float,
+        seed: int,
+        services: frozenset[str],
+        outage: Decide | None = None,
+    ) -> None:
+        self.rate = rate
+        self.rng = random.Random(seed)
+        self.services = services
+        self.outage = outage
+        self.attempts: Counter[str] = Counter()
+        self.injected: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        self._local.on = True
+        try:
+            yield
+        finally:
+            self._local.on = False
+
+    def decide(self, service: str, operation: str, body: bytes) -> Fault | None:
+        if not getattr(self._local, "on", False) or service not in self.services:
+            return None
+        with self._lock:
+            self.attempts[f"{service}.{operation}"] += 1
+            fault = self.outage(service, operation, body) if self.outage else None
+            if fault is not None:
+                self.injected["outage"] += 1
+            elif self.rng.random() < self.rate:
+                fault = self.rng.choice(TRANSIENT)
+            if fault is not None:
+                self.injected[fault.kind] += 1
+                self.injected[f"{service}.{operation}"] += 1
+            return fault
+
+    def install(self, mp: pytest.MonkeyPatch) -> None:
+        """Wrap moto's before-send hook: every client of every thread goes through it."""
+        from moto.core.botocore_stubber import BotocoreStubber
+
+        original = BotocoreStubber.__call__
+        injector = self
+
+        def call(stub: Any, event_name: str, request: Any, **kwargs: Any) -> Any:
+            _, service, operation = (event_name.split(".", 2) + ["", ""])[:3]
+            raw = request.body
+            body = raw.encode() if isinstance(raw, str) else raw if isinstance(raw, bytes) else b""
+            fault = injector.decide(service, operation, body)
+            if fault is not None:
+                return error_response(request, fault)
+            return original(stub, event_name, request, **kwargs)
+
+        mp.setattr(BotocoreStubber, "__call__", call)
+
+    @property
+    def total(self) -> int:
+        return self.injected["throttling"] + self.injected["5xx"]
