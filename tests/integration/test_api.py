@@ -329,3 +329,22 @@ def test_the_comparison_as_a_report(api):
     status, page = api("POST", "/workloads/wl-api/comparisons/report", body)
     assert status == 200 and page.lstrip().startswith("<!DOCTYPE html>")
     assert "trn2.48xlarge" in page and "Decision" in page
+
+
+def test_an_aws_dependency_failing_after_retries_is_503_not_500(api, monkeypatch):
+    from botocore.exceptions import ClientError
+
+    from trncost.store.records import RecordStore
+
+    def throttled(self, workload_id):
+        raise ClientError(
+            {
+                "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"},
+                "ResponseMetadata": {"HTTPStatusCode": 400},
+            },
+            "GetItem",
+        )
+
+    monkeypatch.setattr(RecordStore, "get_workload", throttled)
+    status, err = api("GET", "/workloads/anything")
+    assert status == 503 and err["error"] == "upstream_unavailable"

@@ -254,3 +254,39 @@ def test_concurrent_refreshes_give_strictly_increasing_versions_none_lost(priced
         t.join()
     assert sorted(taken) == list(range(2, 10))
     assert [v["version"] for v in records.list_versions(v1.estimate_id)] == list(range(1, 10))
+
+
+def test_a_slow_refresh_never_stores_older_evidence_as_the_newest_version(priced):
+    """Refresh A reads the inputs, then refresh B (which sees a new trial) stores the next
+    version first: A must not store a newer version computed from its older inputs."""
+    records, prices = priced
+    records.put_trial(trial("t-1", count=2, workload_id=WL), "2026-11-30T08:10:00+00:00", "api")
+    est = EstimateService(records, prices, Clock())
+    v1 = est.create(WL, candidate("trn2.48xlarge", 2), Assumptions())
+    definition = records.get_estimate_definition(v1.estimate_id)
+    slow = EstimateService(RecordStore(records.table_name), prices, Clock())
+    real_input = slow._input
+    state = {"paused": False}
+
+    def input_then_let_the_other_refresh_win(d):
+        inp = real_input(d)
+        if not state["paused"]:
+            state["paused"] = True
+            records.put_trial(
+                trial("t-2", count=2, workload_id=WL, work=7.2e8),
+                "2026-11-30T08:20:00+00:00",
+                "api",
+            )
+            fast = EstimateService(RecordStore(records.table_name), prices, Clock())
+            assert fast.recompute(definition, "trial t-2 recorded").version == 2
+        return inp
+
+    slow._input = input_then_let_the_other_refresh_win
+    result = slow.recompute(definition, "trial t-1 recorded (late)")
+    latest = records.get_version(v1.estimate_id)
+    # the slow refresh lost the race for version 2, re-read the inputs and found nothing new
+    assert result.version is None and result.reason == "inputs unchanged"
+    assert latest.version == 2
+    assert {"t-1", "t-2"} <= {
+        row.provenance.trial_ids[0] for row in latest.estimate.inputs if row.id.startswith("trial:")
+    }

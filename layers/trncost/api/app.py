@@ -494,9 +494,38 @@ def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return _proxy(early)
     try:
         return app.resolve(event, context)
-    except Exception:  # a bug: logged with its trace, answered without it
+    except Exception as exc:  # logged with its trace, answered without it
+        if _upstream_failure(exc):
+            log.warning("AWS dependency failed after retries: %s", exc)
+            return _proxy(
+                error(
+                    503,
+                    "upstream_unavailable",
+                    "an AWS service trncost depends on is throttling or failing; retry later",
+                )
+            )
         log.exception("unhandled error in %s %s", event.get("httpMethod"), event.get("path"))
         return _proxy(error(500, "internal_error", "internal error; it has been logged"))
+
+
+def _upstream_failure(exc: Exception) -> bool:
+    """DynamoDB (or another AWS service) still throttling or failing after botocore's
+    retries: not a bug in trncost, and not the client's fault."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if isinstance(exc, BotoCoreError):
+        return True
+    if isinstance(exc, ClientError):
+        error_info = exc.response.get("Error", {})
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        return status >= 500 or error_info.get("Code", "") in {
+            "ThrottlingException",
+            "ProvisionedThroughputExceededException",
+            "RequestLimitExceeded",
+            "TooManyRequestsException",
+            "Throttling",
+        }
+    return False
 
 
 def _proxy(response: Response) -> dict[str, Any]:

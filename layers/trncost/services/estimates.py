@@ -113,21 +113,39 @@ class EstimateService:
             known_latest=0,  # a new estimate: no version to look up
         )
 
-    def recompute(self, definition: EstimateDefinition, reason: str) -> Refreshed:
-        try:
-            inp = self._input(definition)
-            fp = fingerprint(inp, definition)
-            latest = self.records.get_version(definition.estimate_id)
-            if latest is not None and latest.fingerprint == fp:
-                return Refreshed(definition.estimate_id, None, "inputs unchanged")
-            result = estimate(inp)
-        except (DomainError, NotFound) as exc:
-            log.warning("estimate %s not recomputed: %s", definition.estimate_id, exc)
-            return Refreshed(definition.estimate_id, None, str(exc))
-        version = self.records.add_version(
-            definition.estimate_id, result, self.clock().isoformat(), reason, fp
-        )
-        return Refreshed(definition.estimate_id, version.version, reason)
+    def recompute(
+        self, definition: EstimateDefinition, reason: str, attempts: int = 10
+    ) -> Refreshed:
+        """A new version from the current inputs, unless they are unchanged.
+
+        The latest version is read before the inputs and the next number is then taken
+        exactly: if another refresh took it meanwhile, its inputs may be newer than ours, so
+        the inputs are read again and the estimate recomputed — a newer version is never
+        computed from older evidence.
+        """
+        eid = definition.estimate_id
+        for _ in range(attempts):
+            latest = self.records.get_version(eid)
+            try:
+                inp = self._input(definition)
+                fp = fingerprint(inp, definition)
+                if latest is not None and latest.fingerprint == fp:
+                    return Refreshed(eid, None, "inputs unchanged")
+                result = estimate(inp)
+            except (DomainError, NotFound) as exc:
+                log.warning("estimate %s not recomputed: %s", eid, exc)
+                return Refreshed(eid, None, str(exc))
+            version = EstimateVersion(
+                estimate_id=eid,
+                version=(latest.version if latest else 0) + 1,
+                created_at=self.clock().isoformat(),
+                reason=reason,
+                fingerprint=fp,
+                estimate=result,
+            )
+            if self.records.put_version(version):
+                return Refreshed(eid, version.version, reason)
+        raise RuntimeError(f"estimate {eid}: versions kept changing under {attempts} refreshes")
 
     def refresh_workload(self, workload_id: str, reason: str) -> list[Refreshed]:
         return [self.recompute(d, reason) for d in self.records.estimate_definitions(workload_id)]

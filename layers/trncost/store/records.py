@@ -168,6 +168,20 @@ class RecordStore(Repository):
         items = page.get("Items", [])
         return int(items[0]["version"]) if items else 0
 
+    def put_version(self, version: EstimateVersion) -> bool:
+        """Write exactly this version number; False when it is already taken."""
+        return self.put_new(
+            {
+                "pk": estimate_pk(version.estimate_id),
+                "sk": version_sk(version.version),
+                "version": version.version,
+                "created_at": version.created_at,
+                "reason": version.reason,
+                "fingerprint": version.fingerprint,
+                "estimate": version.estimate.model_dump_json(),
+            }
+        )
+
     def add_version(
         self,
         estimate_id: str,
@@ -193,17 +207,7 @@ class RecordStore(Repository):
                 fingerprint=fingerprint,
                 estimate=estimate,
             )
-            if self.put_new(
-                {
-                    "pk": estimate_pk(estimate_id),
-                    "sk": version_sk(number),
-                    "version": number,
-                    "created_at": created_at,
-                    "reason": reason,
-                    "fingerprint": fingerprint,
-                    "estimate": estimate.model_dump_json(),
-                }
-            ):
+            if self.put_version(version):
                 return version
         raise RuntimeError(f"could not take a version number for estimate {estimate_id}")
 
