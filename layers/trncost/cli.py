@@ -32,6 +32,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -229,6 +230,107 @@ def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
         payload = [e.model_dump(mode="json") for _, e in results]
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
     return 1 if failed else 0
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    """Offline: analyse every candidate of a request file (the engine, no server)."""
+    from trncost.estimate import analyse
+
+    try:
+        request = load_estimate_file(args.file)
+        analysis = analyse(request.inputs(), seed=args.seed, samples=args.samples)
+    except RequestFileError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    except DomainError as exc:
+        console.print(f"[red]cannot analyse:[/red] {exc}")
+        return 2
+    if args.html:
+        from trncost.report import render_analysis_report
+
+        Path(args.html).write_text(
+            render_analysis_report(
+                analysis,
+                workload_name=request.workload.name,
+                workload_id=request.workload.workload_id,
+            ),
+            encoding="utf-8",
+        )
+        console.print(f"analysis report written to {args.html}")
+    if args.json:
+        sys.stdout.write(analysis.model_dump_json(indent=2) + "\n")
+        return 0
+    decision = analysis.decision
+    if decision is not None:
+        console.rule(f"[bold]Decision: {decision.action.value}[/bold] ({decision.candidate_id})")
+        console.print(decision.summary)
+        for reason in decision.reasons:
+            console.print(
+                f"  [yellow]{reason.code}[/yellow] → {reason.action.value}: {reason.message}"
+            )
+    ranking = Table(title="Ranking (within comparable groups)")
+    for col in (
+        "group",
+        "by cost",
+        "by time",
+        "candidate",
+        "status",
+        "cost per target",
+        "time to target",
+    ):
+        ranking.add_column(col)
+    for row in analysis.comparison.by_cost:
+        cost = (
+            money(row.cost_per_target_usd)
+            if row.cost_per_target_usd is not None
+            else (row.pending_formula or "—")
+        )
+        ranking.add_row(
+            str(row.group),
+            _num(row.cost_rank),
+            _num(row.time_rank),
+            f"{row.instance_count}× {row.instance_type}",
+            row.status,
+            cost,
+            f"{row.time_to_target_h:,.1f} h" if row.time_to_target_h else "—",
+        )
+    console.print(ranking)
+    for pair in analysis.comparison.not_comparable:
+        console.print(f"not comparable: {pair.a} vs {pair.b}: {'; '.join(pair.reasons)}")
+    for be in analysis.comparison.break_evens:
+        price = f"{money(be.price_usd)} per {be.unit}" if be.price_usd is not None else "—"
+        console.print(f"break-even {be.candidate_id}: P[{be.price_key}] < {price} ({be.note})")
+    for cand in analysis.candidates:
+        console.rule(cand.candidate_id)
+        if cand.error:
+            console.print(f"[red]not estimated:[/red] {cand.error}")
+            continue
+        rng = cand.range
+        if rng is not None:
+            band = rng.total_usd or rng.known_usd
+            label = "total" if rng.total_usd else "known part"
+            if band is not None:
+                console.print(
+                    f"{label} P10/P50/P90: {money(band.p10)} / {money(band.p50)} / "
+                    f"{money(band.p90)} ({rng.samples:,} draws, seed {rng.seed}; "
+                    f"{rng.infeasible_share:.1%} cannot finish)"
+                )
+            for pend in rng.pending:
+                q = pend.quantity
+                console.print(
+                    f"  × P[{pend.price_key}]: {_num(q.p10)} / {_num(q.p50)} / "
+                    f"{_num(q.p90)} {pend.unit}"
+                )
+        for swing in cand.tornado[: args.top]:
+            low, high = swing.low, swing.high
+            if low.total_usd is not None or high.total_usd is not None:
+                span = f"{money(low.total_usd)} … {money(high.total_usd)}"
+            else:
+                span = f"known part {money(low.known_usd)} … {money(high.known_usd)}"
+            console.print(f"  #{swing.rank} {swing.label} ({swing.basis}): {span}")
+        if cand.decision is not None:
+            console.print(f"decision: {cand.decision.action.value}")
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
@@ -710,6 +812,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     est.add_argument("--json", action="store_true", help="print the estimates as JSON")
     est.add_argument("--candidate", metavar="INSTANCE_TYPE", help="only this instance type")
     est.add_argument("--no-inputs", action="store_true", help="omit the input table")
+    comp = sub.add_parser(
+        "compare",
+        help="analyse every candidate in a request file: ranking, ranges, tornado, decision",
+    )
+    comp.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")
+    comp.add_argument(
+        "--seed", type=int, default=0, help="Monte Carlo seed (same seed, same answer)"
+    )
+    comp.add_argument("--samples", type=int, default=20_000, help="Monte Carlo draws")
+    comp.add_argument("--top", type=int, default=5, help="tornado rows to print per candidate")
+    comp.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    comp.add_argument("--html", metavar="FILE", help="also write the analysis report here")
+    comp.set_defaults(handler=cmd_compare)
     serve = sub.add_parser("serve", help="run the service locally (embedded AWS, real handlers)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)

@@ -119,3 +119,27 @@ def test_cli_reports_missing_evidence_and_fails(tmp_path, capsys):
     path.write_text(json.dumps(data))
     assert main(["estimate", str(path)]) == 1
     assert "no trial of p6-b200.48xlarge" in capsys.readouterr().out
+
+
+def test_cli_compare_ranks_ranges_and_decides(capsys, tmp_path):
+    html = tmp_path / "analysis.html"
+    assert main(["compare", str(EXAMPLE), "--samples", "2000", "--html", str(html)]) == 0
+    out = capsys.readouterr().out
+    for text in (
+        "Decision: continue_trials",
+        "Ranking (within comparable groups)",
+        "4× p5.48xlarge",
+        "P10/P50/P90",
+        "break-even",
+        "price_pending",
+    ):
+        assert text in out, text
+    assert html.read_text().lstrip().startswith("<!DOCTYPE html>")
+    assert main(["compare", str(EXAMPLE), "--samples", "2000", "--json"]) == 0
+    analysis = json.loads(capsys.readouterr().out)
+    assert analysis["decision"]["action"] == "continue_trials"
+    assert {c["candidate_id"] for c in analysis["candidates"]} == {
+        "4× trn2.48xlarge (us-east-2, on_demand)",
+        "2× trn3.48xlarge (us-east-2, on_demand)",
+        "4× p5.48xlarge (us-east-2, on_demand)",
+    }
