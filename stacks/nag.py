@@ -225,3 +225,62 @@ def apply_nag(
     for pattern, rule_id, reason in by_construct:
         for construct in matches[pattern]:
             acknowledge(construct, [(rule_id, reason)])
+
+
+# The trial workflow (stacks/workflow.py): launching trial jobs.
+from stacks.workflow import EC2_RUN_RESOURCES  # noqa: E402 - the resources its role names
+
+_WILDCARD_LAUNCH = (
+    "Launching trial jobs needs resource-level wildcards the services impose: SageMaker"
+    " training jobs are named per run at launch (arn ...:training-job/* of this account and"
+    " region only); ec2:RunInstances authorizes the instance, volume, network interface,"
+    " subnet, security group, key pair and launch template it creates or uses (this account and"
+    " region only) and the AMI (image/*, any owner, since teams use AWS and their own AMIs);"
+    " ec2:CreateTags is allowed only during RunInstances (ec2:CreateAction condition) and"
+    " ec2:TerminateInstances only on instances tagged trncost:plan; Batch job queues,"
+    " definitions and jobs are named by the plan. iam:PassRole is on the one training role."
+    " X-Ray's xray:PutTraceSegments/PutTelemetryRecords take only '*'."
+)
+WORKFLOW_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
+    (
+        "TrncostWorkflow/TrialSteps/Role/DefaultPolicy",
+        f"AwsSolutions::AwsSolutions-IAM5[{resource}]",
+        _WILDCARD_LAUNCH,
+    )
+    for resource in (
+        "Resource::*",
+        "Resource::arn:<AWS::Partition>:sagemaker:<AWS::Region>:<AWS::AccountId>:training-job/*",
+        *(
+            f"Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:{r}/*"
+            for r in EC2_RUN_RESOURCES
+        ),
+        "Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::image/*",
+        "Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-queue/*",
+        "Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-definition/*",
+        "Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job/*",
+    )
+] + [
+    (
+        "TrncostWorkflow/TrainingRole/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "cloudwatch:PutMetricData has no resource-level permissions: it is allowed only with the"
+        " condition cloudwatch:namespace = trncost/Agent, the trial agent's namespace.",
+    ),
+    (
+        "TrncostWorkflow/TrainingRole/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:"
+        "<AWS::AccountId>:log-group:/aws/sagemaker/TrainingJobs:*]",
+        "SageMaker training jobs write to the /aws/sagemaker/TrainingJobs log group, one stream"
+        " per job and host, named at run time: the ':*' covers the group's streams only.",
+    ),
+    (
+        "TrncostWorkflow/StateMachine/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Only what Step Functions needs for logging to CloudWatch Logs (logs:CreateLogDelivery"
+        " and the other log-delivery actions, which take only '*') and X-Ray tracing"
+        " (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSampling*); the Lambda invoke"
+        " is scoped to the one task function.",
+    ),
+]
+
+CONSTRUCT_ACKNOWLEDGEMENTS += WORKFLOW_ACKNOWLEDGEMENTS

@@ -121,5 +121,5 @@ class TrncostPricing(cdk.Stack):
             self,
             "PricesFunctionName",
             value=self.snapshotter.prices.function.function_name,
-            description="invoke with {} for a live snapshot or {\"saved_price_list\": ...}",
+            description='invoke with {} for a live snapshot or {"saved_price_list": ...}',
         )

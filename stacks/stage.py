@@ -15,6 +15,7 @@ from stacks.monitoring import (
     monitored_resources,
 )
 from stacks.pricing import TrncostPricing
+from stacks.workflow import TrncostWorkflow
 
 
 class TrncostStage(cdk.Stage):
@@ -37,6 +38,10 @@ class TrncostStage(cdk.Stage):
         self.api = TrncostApi(
             self, "TrncostApi", config=config, table=self.data.table, bus=self.data.bus
         )
+        self.workflow = TrncostWorkflow(
+            self, "TrncostWorkflow", config=config, table=self.data.table, bus=self.data.bus
+        )
+        self.workflow.grant_start(self.api.api.handler)  # POST /workloads/{id}/trial-plans
         # Last: it watches every function and queue the stacks above have (found, not listed).
         watched = monitored_resources(self.stacks)
         add_dead_letter_queue_outputs(watched.dead_letter_queues)  # each in its own stack

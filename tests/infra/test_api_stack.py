@@ -26,6 +26,8 @@ from stacks.data import TrncostData
 from stacks.lambda_factory import RUNTIME
 from stacks.nag import CONSTRUCT_ACKNOWLEDGEMENTS
 from stacks.pricing import CAPACITY_BLOCK_ACTIONS, PRICE_LIST_ACTIONS
+from stacks.workflow import START_ACTIONS
+from trncost.api.trial_plans import STATE_MACHINE_ARN_ENV
 from trncost.events import BUS_NAME_ENV
 from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
 from trncost.store.schema import TABLE, TABLE_NAME_ENV
@@ -370,8 +372,10 @@ def test_function_environment_uses_the_names_of_the_modules(
     synthesized, function, stage_config, table_id, bus_id
 ) -> None:
     env = function[1]["Environment"]["Variables"]
-    assert set(env) == {TABLE_NAME_ENV, BUS_NAME_ENV, PRICE_LIST_REGION_ENV, CATALOG_ENV} | (
-        POWERTOOLS_ENV
+    assert (
+        set(env)
+        == {TABLE_NAME_ENV, BUS_NAME_ENV, PRICE_LIST_REGION_ENV, CATALOG_ENV, STATE_MACHINE_ARN_ENV}
+        | POWERTOOLS_ENV
     )
     assert _exported(synthesized, env[TABLE_NAME_ENV]) == (DATA, {"Ref": table_id})
     assert _exported(synthesized, env[BUS_NAME_ENV]) == (DATA, {"Ref": bus_id})
@@ -401,6 +405,7 @@ def test_function_role_has_exactly_the_needed_actions(
         | LOG_ACTIONS
         | XRAY_ACTIONS
         | {"sqs:SendMessage"}  # the house function's async-invoke DLQ
+        | set(START_ACTIONS)  # trial plans: start the workflow, on its one state machine
     )
     assert set(TABLE_ACTIONS) == {
         "dynamodb:GetItem",

@@ -452,6 +452,12 @@ def rejected_ingests(limit: Limit = 50) -> Page[RejectedIngestView]:
     return Page[RejectedIngestView](items=items)
 
 
+# -- trial plans (the Step Functions workflow) ------------------------------------------------
+from trncost.api.trial_plans import router as trial_plans_router  # noqa: E402
+
+app.include_router(trial_plans_router)
+
+
 # -- the Lambda entry ---------------------------------------------------------------------------
 def _precheck(event: dict[str, Any]) -> Response | None:
     """What Powertools would turn into a 500: oversized, non-UTF-8, non-JSON bodies."""

@@ -1,0 +1,140 @@
+"""The launcher protocol and what every launcher shares: the request, the tags, job names,
+and the mapping of AWS errors to transient (retry) or rejected (record and stop)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from trncost.metrics.jobs import (
+    INSTANCE_COUNT_TAG,
+    INSTANCE_TYPE_TAG,
+    PHASE_TAG,
+    PLAN_TAG,
+    RUN_TAG,
+    TRIAL_TAG,
+    WORKLOAD_TAG,
+    parameter_name,
+)
+from trncost.model.trial import Phase
+
+# AWS error codes worth retrying (after botocore's own standard retries gave up).
+TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "RequestLimitExceeded",
+        "TooManyRequestsException",
+        "InternalError",
+        "InternalFailure",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "ServiceUnavailableException",
+        "ServerException",
+        "RequestTimeout",
+    }
+)
+
+
+class TransientError(Exception):
+    """Try again later (throttling, a service's own 5xx). The state machine retries it."""
+
+
+class LaunchRejected(Exception):
+    """AWS refused the launch (capacity, quota, access, bad parameter): recorded, not retried."""
+
+
+def classify(exc: Exception, what: str) -> Exception:
+    """A botocore ClientError as TransientError or LaunchRejected, with the AWS code."""
+    code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
+    message = getattr(exc, "response", {}).get("Error", {}).get("Message", str(exc))
+    text = f"{what}: {code}: {message}"
+    if code in TRANSIENT_CODES:
+        return TransientError(text)
+    return LaunchRejected(text)
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """One run of a trial plan, as any launcher needs it."""
+
+    plan_id: str
+    workload_id: str
+    phase: Phase
+    run: int
+    trial_id: str
+    instance_type: str
+    instance_count: int
+    region: str
+    entry_command: list[str]
+    dataset_uri: str
+    steps: int
+    max_run_seconds: int
+    hyperparameters: dict[str, str] = field(default_factory=dict)
+    image: str | None = None
+    ami: str | None = None
+    role_arn: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)  # the launcher's own plan settings
+    code_version: str | None = None
+
+    def tags(self) -> dict[str, str]:
+        """The trncost:* tags that join the job to its workload, phase, plan, run and trial."""
+        tags = {
+            WORKLOAD_TAG: self.workload_id,
+            PHASE_TAG: self.phase.value,
+            PLAN_TAG: self.plan_id,
+            RUN_TAG: str(self.run),
+            TRIAL_TAG: self.trial_id,
+            INSTANCE_TYPE_TAG: self.instance_type.removeprefix("ml."),
+            INSTANCE_COUNT_TAG: str(self.instance_count),
+        }
+        # No trncost:dataset tag: the dataset URI is not the workload's dataset id, and a
+        # trial whose dataset differs from its workload's is not comparable (the ingest
+        # assumes the workload's and says so in the record's notes).
+        return tags
+
+    def parameters(self) -> dict[str, str]:
+        """The same keys as Batch job parameters (trncost_workload, ...)."""
+        return {parameter_name(k): v for k, v in self.tags().items()}
+
+    def environment(self) -> dict[str, str]:
+        """What the trial agent in the job reads (trncost.agent)."""
+        return {
+            "TRNCOST_TRIAL_ID": self.trial_id,
+            "TRNCOST_TAGS": ",".join(f"{k}={v}" for k, v in sorted(self.tags().items())),
+            "TRNCOST_STEPS": str(self.steps),
+            "TRNCOST_DATASET_URI": self.dataset_uri,
+        }
+
+
+@dataclass(frozen=True)
+class LaunchedJob:
+    job_id: str  # SageMaker job name, EC2 instance id(s) comma-separated, Batch job id
+    job_arn: str | None = None
+    already_running: bool = False
+
+
+class Launcher(Protocol):
+    def launch(self, request: LaunchRequest) -> LaunchedJob:
+        """Start the run's job. Idempotent where the service allows (a job name or token)."""
+
+    def stop(self, job_id: str, region: str) -> None:
+        """Stop the job (cancel, timeout). Stopping a finished job is not an error."""
+
+
+def job_name(trial_id: str, limit: int = 63) -> str:
+    """A name SageMaker and Batch accept ([A-Za-z0-9-], ≤ limit), stable for the trial id."""
+    name = re.sub(r"-+", "-", re.sub(r"[^A-Za-z0-9-]", "-", trial_id)).strip("-") or "trial"
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(trial_id.encode()).hexdigest()[:12]
+    return f"{name[: limit - 13].rstrip('-')}-{digest}"
+
+
+def boto_client(service: str, region: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(service, region_name=region, config=Config(retries={"mode": "standard"}))

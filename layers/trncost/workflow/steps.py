@@ -1,0 +1,430 @@
+"""What the trial plan state machine's Task states do (lambdas/trial_steps dispatches here on
+the event's `action`). Each step reads and writes the plan store, and calls a launcher; the
+adapters are injected, so the tests run these steps in-process against moto or fakes.
+
+- start (execution_id) → cursor {index, action, phase, reasons}
+- budget_check (index) → budget {ok, spent_usd, next_max_usd, cap_usd, reasons}
+- launch (index) → launch {trial_id, job_id, launched_at}
+- check_record (index, polls, max_polls) → poll {polls, landed, exhausted, trial_status, reasons}
+- gate (index) → cursor {index, action launch|done|stop, phase, reasons}
+- record_outcome (outcome, index, reasons), record_failure (error {Error, Cause}): discarded
+
+Every action also takes plan_id; the result lands at the state's ResultPath.
+
+Errors: `TransientError` (named in the ASL's Retry) for what a retry may fix; anything else is
+caught by the state machine and recorded on the plan by `record_failure`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from trncost.launch.base import Launcher, LaunchRejected, LaunchRequest, TransientError
+from trncost.launch.support import LauncherKind
+from trncost.model.price import PriceKey
+from trncost.model.trial import Phase, TrialRun
+from trncost.store.records import RecordStore
+from trncost.workflow import budget as b
+from trncost.workflow import gates as g
+from trncost.workflow.plan import RunSpec, TrialPlan
+from trncost.workflow.store import PlanStore, RunState
+
+log = logging.getLogger(__name__)
+
+TRAINING_ROLE_ENV = "TRNCOST_TRAINING_ROLE_ARN"
+INSTANCE_PROFILE_ENV = "TRNCOST_TRAINING_INSTANCE_PROFILE_ARN"
+AGENT_BUS_ENV = "TRNCOST_AGENT_BUS"
+DEFAULT_ENVS = (TRAINING_ROLE_ENV, INSTANCE_PROFILE_ENV, AGENT_BUS_ENV)
+RECORD_GRACE_S = 3600  # after a run's max time, how long its record may take to be ingested
+OUTCOMES = ("completed", "gate_failed", "budget_cap", "timeout")
+__all__ = ["TransientError", "LaunchRejected", "TrialSteps", "StepError"]
+
+
+class StepError(ValueError):
+    """The step was called with input it cannot act on (a bug in the definition or the plan)."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+PriceLookup = Callable[[str, str, TrialPlan], b.Rate]
+
+
+def price_lookup_from(latest_snapshot: Callable[[], Any]) -> PriceLookup:
+    """Rates from the latest official price snapshot; PENDING falls back to the plan's
+    assumed rate (user_assumption), else no rate."""
+
+    def lookup(instance_type: str, region: str, plan: TrialPlan) -> b.Rate:
+        snap = latest_snapshot()
+        why = "no price snapshot taken yet"
+        if snap is not None:
+            quote = snap.quote_for(
+                PriceKey.for_instance(instance_type, region, platform=plan.platform)
+            )
+            if not quote.is_pending and quote.flat_rate is not None:
+                return b.Rate(quote.flat_rate, f"official_price {quote.snapshot_id}/{quote.sku}")
+            why = quote.pending_reason or "tiered price"
+        assumed = plan.assumed_hourly_usd.get(instance_type)
+        if assumed is not None:
+            return b.Rate(assumed, f"user_assumption (no official price: {why})")
+        return b.Rate(None, f"no official price ({why}) and no assumed_hourly_usd")
+
+    return lookup
+
+
+@dataclass
+class TrialSteps:
+    plans: PlanStore
+    records: RecordStore
+    launchers: Callable[[LauncherKind], Launcher]
+    prices: PriceLookup
+    clock: Callable[[], datetime] = _now
+    defaults: Mapping[str, str] | None = None  # TRAINING_ROLE_ENV, INSTANCE_PROFILE_ENV, ...
+
+    @classmethod
+    def from_env(cls, table_name: str, env: Mapping[str, str] | None = None) -> TrialSteps:
+        from trncost.launch.adapters import launcher_for
+        from trncost.store.prices import PriceStore
+
+        env = os.environ if env is None else env
+        prices = PriceStore(table_name)
+        return cls(
+            plans=PlanStore(table_name),
+            records=RecordStore(table_name),
+            launchers=launcher_for,
+            prices=price_lookup_from(prices.latest),
+            defaults={
+                k: env[k]
+                for k in (TRAINING_ROLE_ENV, INSTANCE_PROFILE_ENV, AGENT_BUS_ENV)
+                if k in env
+            },
+        )
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        action = event.get("action")
+        method = {
+            "start": self.start,
+            "budget_check": self.budget_check,
+            "launch": self.launch,
+            "check_record": self.check_record,
+            "gate": self.gate,
+            "record_outcome": self.record_outcome,
+            "record_failure": self.record_failure,
+        }.get(str(action))
+        if method is None:
+            raise StepError(f"unknown action {action!r}")
+        if not event.get("plan_id"):
+            raise StepError("plan_id is required")
+        return method(event)
+
+    def _at(self) -> str:
+        return self.clock().isoformat()
+
+    def _plan(self, plan_id: str) -> TrialPlan:
+        plan = self.plans.plan(plan_id)
+        if plan is None:
+            raise StepError(f"trial plan {plan_id} not found")
+        return plan
+
+    @staticmethod
+    def _spec(plan: TrialPlan, event: Mapping[str, Any]) -> RunSpec:
+        schedule = plan.schedule()
+        index = event.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(schedule):
+            raise StepError(f"index {index!r} is not a run of plan {plan.plan_id}")
+        return schedule[index]
+
+    # -- start -------------------------------------------------------------------------------
+    def start(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        plan = self._plan(event["plan_id"])
+        at = self._at()
+        if event.get("execution_id"):
+            self.plans.set_execution(plan.plan_id, str(event["execution_id"]), at)
+        self.plans.set_status(plan.plan_id, "running", at)
+        first = plan.schedule()[0]
+        return {"index": 0, "action": "launch", "phase": first.phase.value, "reasons": []}
+
+    # -- budget ------------------------------------------------------------------------------
+    def _run_costs(self, plan: TrialPlan, runs: list[RunState]) -> list[b.RunCost]:
+        out = []
+        for run in runs:
+            trial = self.records.get_trial(run.trial_id) if run.landed else None
+            out.append(
+                b.RunCost(
+                    trial_id=run.trial_id,
+                    instance_type=run.instance_type,
+                    instance_count=run.instance_count,
+                    recorded=trial is not None,
+                    billed_instance_seconds=trial.billed_instance_seconds if trial else None,
+                    wall_seconds=trial.wall.total_s if trial else None,
+                    max_run_seconds=plan.max_run_minutes * 60,
+                )
+            )
+        return out
+
+    def _rates(self, plan: TrialPlan) -> dict[str, b.Rate]:
+        return {
+            c.instance_type: self.prices(c.instance_type, c.region, plan) for c in plan.candidates
+        }
+
+    def spend(self, plan: TrialPlan, runs: list[RunState]) -> b.Spend:
+        return b.spend(self._run_costs(plan, runs), self._rates(plan))
+
+    def budget_check(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        plan = self._plan(event["plan_id"])
+        spec = self._spec(plan, event)
+        state = self.plans.get(plan.plan_id)
+        runs = [r for r in (state.runs if state else []) if r.index != spec.index]
+        rates = self._rates(plan)
+        spent = b.spend(self._run_costs(plan, runs), rates)
+        nxt = b.RunCost(
+            trial_id=spec.trial_id,
+            instance_type=spec.instance_type,
+            instance_count=spec.instance_count,
+            recorded=False,
+            max_run_seconds=plan.max_run_minutes * 60,
+        )
+        check = b.check_next(spent, nxt, rates.get(spec.instance_type), plan.budget_cap_usd)
+        self.plans.set_spend(plan.plan_id, str(spent.usd.quantize(b.CENT)), self._at())
+        worst = check.next_max_usd
+        return {
+            "ok": check.ok,
+            "spent_usd": str(check.spent_usd.quantize(b.CENT)),
+            "next_max_usd": None if worst is None else str(worst.quantize(b.CENT)),
+            "cap_usd": str(check.cap_usd),
+            "reasons": check.reasons,
+        }
+
+    # -- launch ------------------------------------------------------------------------------
+    def request(self, plan: TrialPlan, spec: RunSpec) -> LaunchRequest:
+        defaults = self.defaults or {}
+        settings: dict[str, Any] = {}
+        own = getattr(plan, plan.launcher.value)
+        if own is not None:
+            settings = own.model_dump(mode="json")
+        if plan.launcher == LauncherKind.ec2:
+            settings.setdefault("instance_profile_arn", None)
+            settings["instance_profile_arn"] = settings["instance_profile_arn"] or defaults.get(
+                INSTANCE_PROFILE_ENV
+            )
+            settings["agent_bus"] = settings.get("agent_bus") or defaults.get(AGENT_BUS_ENV)
+        return LaunchRequest(
+            plan_id=plan.plan_id,
+            workload_id=plan.workload_id,
+            phase=spec.phase,
+            run=spec.run,
+            trial_id=spec.trial_id,
+            instance_type=spec.instance_type,
+            instance_count=spec.instance_count,
+            region=spec.region,
+            entry_command=list(plan.entry_command),
+            dataset_uri=plan.dataset_uri,
+            steps=spec.steps,
+            max_run_seconds=plan.max_run_minutes * 60,
+            hyperparameters=dict(plan.hyperparameters),
+            image=plan.image,
+            ami=plan.ami,
+            role_arn=plan.role_arn or defaults.get(TRAINING_ROLE_ENV),
+            settings=settings,
+        )
+
+    def launch(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        plan = self._plan(event["plan_id"])
+        spec = self._spec(plan, event)
+        claim = RunState(
+            index=spec.index,
+            phase=spec.phase,
+            candidate_index=spec.candidate_index,
+            run=spec.run,
+            instance_type=spec.instance_type,
+            instance_count=spec.instance_count,
+            trial_id=spec.trial_id,
+            launched_at=self._at(),
+        )
+        existing = self.plans.claim_run(plan.plan_id, claim)
+        if existing is not None and existing.job_id:
+            log.info("run %s already launched as %s", spec.trial_id, existing.job_id)
+            return {
+                "trial_id": existing.trial_id,
+                "job_id": existing.job_id,
+                "launched_at": existing.launched_at,
+            }
+        run = existing or claim
+        job = self.launchers(plan.launcher).launch(self.request(plan, spec))
+        run = run.model_copy(update={"job_id": job.job_id})
+        self.plans.save_run(plan.plan_id, run)
+        return {"trial_id": run.trial_id, "job_id": job.job_id, "launched_at": run.launched_at}
+
+    # -- poll --------------------------------------------------------------------------------
+    def check_record(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        plan = self._plan(event["plan_id"])
+        spec = self._spec(plan, event)
+        polls = int(event.get("polls") or 0) + 1
+        max_polls = int(event.get("max_polls") or 1)
+        run = self.plans.get_run(plan.plan_id, spec.index)
+        if run is None:
+            raise StepError(f"run {spec.index} of plan {plan.plan_id} was never launched")
+        trial = self.records.get_trial(spec.trial_id)
+        if trial is not None:
+            self.plans.save_run(
+                plan.plan_id,
+                run.model_copy(update={"landed": True, "trial_status": trial.status.value}),
+            )
+            return {
+                "polls": polls,
+                "landed": True,
+                "exhausted": False,
+                "trial_status": trial.status.value,
+                "reasons": [],
+            }
+        deadline = datetime.fromisoformat(run.launched_at) + timedelta(
+            seconds=plan.max_run_minutes * 60 + RECORD_GRACE_S
+        )
+        reasons = []
+        if polls >= max_polls:
+            reasons.append(f"{spec.trial_id}: no trial record after {polls} polls")
+        if self.clock() > deadline:
+            reasons.append(
+                f"{spec.trial_id}: no trial record {plan.max_run_minutes} min (the plan's max "
+                f"run time) + {RECORD_GRACE_S // 60} min after its launch"
+            )
+        return {
+            "polls": polls,
+            "landed": False,
+            "exhausted": bool(reasons),
+            "trial_status": None,
+            "reasons": reasons,
+        }
+
+    # -- gate --------------------------------------------------------------------------------
+    def _gate(self, plan: TrialPlan, group: list[RunSpec]) -> g.GateResult:
+        trials: list[TrialRun] = [
+            t for t in (self.records.get_trial(s.trial_id) for s in group) if t is not None
+        ]
+        phase, ci = group[0].group
+        if phase == Phase.fit and plan.fit:
+            result = g.fit_gate(trials, plan.fit.checks)
+        elif phase == Phase.baseline and plan.baseline:
+            result = g.baseline_gate(trials, plan.baseline.repeats, plan.baseline.cv_limit)
+        elif phase == Phase.target and plan.target:
+            quality = plan.gates.quality_gate
+            if quality is None:
+                workload = self.records.get_workload(plan.workload_id)
+                if workload is None:
+                    raise StepError(f"workload {plan.workload_id} not found")
+                quality = workload.quality_gate
+            result = g.target_gate(trials, quality, [s.instance_count for s in group])
+        else:  # pragma: no cover - the schedule only holds the plan's phases
+            raise StepError(f"plan {plan.plan_id} has no {phase} phase")
+        return result.model_copy(update={"candidate_index": ci})
+
+    def gate(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        plan = self._plan(event["plan_id"])
+        spec = self._spec(plan, event)
+        schedule = plan.schedule()
+        state = self.plans.get(plan.plan_id)
+        dropped = set(state.dropped if state else [])
+        group = [s for s in schedule if s.group == spec.group]
+        reasons: list[str] = []
+        if spec.index == group[-1].index:
+            result = self.plans.get_gate(plan.plan_id, spec.phase, spec.candidate_index)
+            if result is None:
+                result = self._gate(plan, group)
+                self.plans.put_gate(plan.plan_id, spec.candidate_index, result)
+            label = f"{spec.phase} gate, candidate {spec.candidate_index} ({spec.instance_type})"
+            if result.passed:
+                reasons.append(f"{label} passed")
+            elif spec.phase in plan.gates.advisory:
+                reasons.append(
+                    f"{label} failed (advisory, continuing): " + "; ".join(result.reasons)
+                )
+            else:
+                reasons.append(f"{label} failed: " + "; ".join(result.reasons))
+                dropped.add(spec.candidate_index)
+                self.plans.drop_candidate(plan.plan_id, spec.candidate_index, self._at())
+        nxt = next(
+            (s for s in schedule[spec.index + 1 :] if s.candidate_index not in dropped), None
+        )
+        if nxt is not None:
+            return {
+                "index": nxt.index,
+                "action": "launch",
+                "phase": nxt.phase.value,
+                "reasons": reasons,
+            }
+        all_dropped = len(dropped) == len(plan.candidates)
+        if all_dropped and state is not None:
+            reasons = self._failed_gate_reasons(plan.plan_id) or reasons
+        return {
+            "index": spec.index,
+            "action": "stop" if all_dropped else "done",
+            "phase": spec.phase.value,
+            "reasons": reasons,
+        }
+
+    def _failed_gate_reasons(self, plan_id: str) -> list[str]:
+        state = self.plans.get(plan_id)
+        return [
+            f"{r.phase} gate, candidate {r.candidate_index}: {reason}"
+            for r in (state.gates if state else [])
+            if not r.passed
+            for reason in r.reasons
+        ]
+
+    # -- outcomes ----------------------------------------------------------------------------
+    def _stop_unlanded(self, plan: TrialPlan) -> list[str]:
+        notes = []
+        state = self.plans.get(plan.plan_id)
+        for run in state.runs if state else []:
+            if run.job_id and not run.landed and not run.stopped:
+                try:
+                    self.launchers(plan.launcher).stop(run.job_id, run_region(plan, run))
+                    notes.append(f"stopped {run.trial_id} ({run.job_id})")
+                except Exception as exc:  # noqa: BLE001 - recorded, the outcome still stands
+                    notes.append(f"could not stop {run.trial_id} ({run.job_id}): {exc}")
+                self.plans.save_run(plan.plan_id, run.model_copy(update={"stopped": True}))
+        return notes
+
+    def record_outcome(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        plan = self._plan(event["plan_id"])
+        outcome = event.get("outcome")
+        if outcome not in OUTCOMES:
+            raise StepError(f"unknown outcome {outcome!r}")
+        reasons = [str(r) for r in event.get("reasons") or []]
+        if outcome == "timeout":
+            reasons += self._stop_unlanded(plan)
+        self.plans.set_status(plan.plan_id, str(outcome), self._at(), reasons)
+        return {"status": outcome}
+
+    def record_failure(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        plan = self._plan(event["plan_id"])
+        error = event.get("error") or {}
+        name = str(error.get("Error") or "Error")
+        cause = error.get("Cause") or ""
+        try:  # a Lambda error's Cause is JSON: {"errorMessage": ..., "errorType": ...}
+            parsed = json.loads(cause)
+            if isinstance(parsed, dict) and parsed.get("errorMessage"):
+                cause = str(parsed["errorMessage"])
+        except (TypeError, ValueError):
+            pass
+        reasons = [f"{name}: {cause}".strip(": ")]
+        reasons += self._stop_unlanded(plan)
+        self.plans.set_status(plan.plan_id, "failed", self._at(), reasons)
+        return {"status": "failed"}
+
+
+def run_region(plan: TrialPlan, run: RunState) -> str:
+    return plan.candidates[run.candidate_index].region
+
+
+def as_decimal(value: str | None) -> Decimal | None:
+    return None if value is None else Decimal(value)

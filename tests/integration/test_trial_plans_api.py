@@ -1,0 +1,153 @@
+"""POST /workloads/{id}/trial-plans and GET /trial-plans/{id}, through a throwaway resolver
+that includes the router (as app.py will), on moto DynamoDB and Step Functions."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from workflow_kit import plan_data
+
+from factories import workload
+from handlers import FakeContext, api_event
+from trncost.api import app as main_app
+from trncost.api import trial_plans
+from trncost.store.records import RecordStore
+from trncost.workflow.definition import render, substitutions
+from trncost.workflow.gates import GateResult
+from trncost.workflow.store import PlanStore
+
+FN = "arn:aws:lambda:us-east-1:123456789012:function:steps"
+
+
+@pytest.fixture
+def api(table):
+    records = RecordStore(table)
+    records.put_workload(workload(), "2026-11-28T00:00:00+00:00")
+    sfn = boto3.client("stepfunctions")
+    arn = sfn.create_state_machine(
+        name="trial-plans",
+        definition=render(substitutions(FN)),
+        roleArn="arn:aws:iam::123456789012:role/sfn",
+    )["stateMachineArn"]
+    deps = trial_plans.Deps(PlanStore(table), records, sfn, arn)
+    trial_plans.configure(deps)
+    app = APIGatewayRestResolver(enable_validation=True)
+    # the main app's mapping of request validation errors (422 naming the field)
+    app.exception_handler(RequestValidationError)(main_app._validation)
+    app.include_router(trial_plans.router)
+
+    def call(method: str, path: str, body=None) -> tuple[int, dict]:
+        out = app.resolve(api_event(method, path, body), FakeContext())
+        return out["statusCode"], json.loads(out["body"])
+
+    call.deps = deps  # type: ignore[attr-defined]
+    call.sfn = sfn  # type: ignore[attr-defined]
+    call.arn = arn  # type: ignore[attr-defined]
+    yield call
+    trial_plans.configure(None)
+
+
+def _body(**over):
+    data = plan_data(**over)
+    data.pop("workload_id")
+    return data
+
+
+def test_post_starts_one_execution_named_after_the_plan_and_repeats_start_nothing(api) -> None:
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
+    assert status == 201, body
+    assert body["plan_id"] == "plan-1" and body["status"] == "submitted"
+    assert body["execution_arn"].endswith(":trial-plans:plan-1")
+    again, body2 = api("POST", "/workloads/wl-1/trial-plans", _body())
+    assert again == 200 and body2["execution_arn"] == body["execution_arn"]
+    executions = api.sfn.list_executions(stateMachineArn=api.arn)["executions"]
+    assert [e["name"] for e in executions] == ["plan-1"]
+    started = api.sfn.describe_execution(executionArn=body["execution_arn"])
+    assert json.loads(started["input"]) == {"plan_id": "plan-1", "workload_id": "wl-1"}
+
+
+def test_without_plan_id_the_same_request_is_the_same_plan(api) -> None:
+    body = _body()
+    body.pop("plan_id")
+    s1, b1 = api("POST", "/workloads/wl-1/trial-plans", body)
+    s2, b2 = api("POST", "/workloads/wl-1/trial-plans", body)
+    assert (s1, s2) == (201, 200) and b1["plan_id"] == b2["plan_id"]
+    assert b1["plan_id"].startswith("plan-")
+
+
+def test_same_plan_id_with_other_content_is_a_conflict(api) -> None:
+    assert api("POST", "/workloads/wl-1/trial-plans", _body())[0] == 201
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _body(budget_cap_usd="5"))
+    assert status == 409 and body["error"] == "conflict"
+
+
+def test_bad_plans_are_4xx_naming_the_field(api) -> None:
+    status, body = api(
+        "POST", "/workloads/wl-1/trial-plans", _body(fit=None, baseline=None, target=None)
+    )
+    assert status == 422 and "no phase" in json.dumps(body)
+    status, body = api(
+        "POST",
+        "/workloads/wl-1/trial-plans",
+        _body(
+            candidates=[
+                {"instance_type": "ml.trn3.48xlarge", "instance_count": 1, "region": "us-east-1"}
+            ]
+        ),
+    )
+    assert status == 422 and "candidates.0.instance_type" in json.dumps(body)
+    status, body = api("POST", "/workloads/wl-1/trial-plans", {**_body(), "workload_id": "x"})
+    assert status == 422 and body["fields"] == ["workload_id"]
+    status, body = api("POST", "/workloads/nope/trial-plans", _body())
+    assert status == 404 and "workload nope" in body["message"]
+    assert api.sfn.list_executions(stateMachineArn=api.arn)["executions"] == []
+
+
+def test_step_functions_down_is_503_and_a_retry_starts_the_stored_plan(api) -> None:
+    api.deps.state_machine_arn = None
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
+    assert status == 503 and body["error"] == "upstream_unavailable"
+    api.deps.state_machine_arn = api.arn
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
+    assert status == 200 and body["execution_arn"]
+    assert len(api.sfn.list_executions(stateMachineArn=api.arn)["executions"]) == 1
+
+
+def test_get_shows_phases_trials_spend_and_gates(api) -> None:
+    api("POST", "/workloads/wl-1/trial-plans", _body())
+    plans = api.deps.plans
+    from trncost.workflow.store import RunState
+
+    plans.claim_run(
+        "plan-1",
+        RunState(
+            index=0,
+            phase="fit",
+            candidate_index=0,
+            run=1,
+            instance_type="ml.trn2.48xlarge",
+            instance_count=1,
+            trial_id="plan-1-fit-c0-n1-r1",
+            launched_at="2026-11-29T00:00:00+00:00",
+            job_id="plan-1-fit-c0-n1-r1",
+            landed=True,
+            trial_status="completed",
+        ),
+    )
+    plans.put_gate("plan-1", 0, GateResult(phase="fit", passed=True, trial_ids=["x"]))
+    plans.set_spend("plan-1", "10.33", "2026-11-29T01:00:00+00:00")
+    status, body = api("GET", "/trial-plans/plan-1")
+    assert status == 200, body
+    assert body["spent_usd"] == "10.33" and body["budget_cap_usd"] == "1000"
+    assert body["execution_status"] == "RUNNING"
+    phases = {(p["phase"], p["candidate_index"]): p for p in body["phases"]}
+    assert phases[("fit", 0)]["status"] == "passed" and phases[("fit", 0)]["runs_recorded"] == 1
+    assert phases[("baseline", 0)]["status"] == "pending"
+    assert phases[("baseline", 0)]["runs_planned"] == 3
+    assert body["trials"][0]["trial_id"] == "plan-1-fit-c0-n1-r1"
+    assert body["gates"][0]["passed"] is True
+    assert api("GET", "/trial-plans/nope")[0] == 404
