@@ -31,6 +31,7 @@ class Server:
     url: str
     process: subprocess.Popen
     output: Path
+    env: dict
 
     def call(
         self, method: str, path: str, body: object = None, content_type: str = "application/json"
@@ -61,7 +62,9 @@ def server(tmp_path_factory) -> Server:
     port = free_port()
     out = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local")
+    env.update(
+        AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", TRNCOST_STATE_DIR=str(out.parent)
+    )
     with out.open("w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "trncost.cli", "serve", "--port", str(port)],
@@ -70,7 +73,7 @@ def server(tmp_path_factory) -> Server:
             cwd=ROOT,
             env=env,
         )
-    server = Server(f"http://127.0.0.1:{port}", process, out)
+    server = Server(f"http://127.0.0.1:{port}", process, out, env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:

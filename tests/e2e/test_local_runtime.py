@@ -125,3 +125,47 @@ def test_the_report_renders_in_headless_chromium(server, tmp_path):
         "instances",
     ):
         assert text in dom, text
+
+
+def test_a_real_training_loop_under_the_agent_updates_the_estimates(server):
+    """`trncost trial run --local -- python examples/train_tiny.py`: numpy training under
+    the trial agent → CloudWatch + event in the embedded AWS → ingest → trial record →
+    refresh → the example estimates get a new version by themselves."""
+    import sys
+
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trncost.cli",
+            "trial",
+            "run",
+            "--local",
+            "--trial-id",
+            "e2e-tiny",
+            "--wait",
+            "60",
+            "--",
+            sys.executable,
+            "examples/train_tiny.py",
+            "--steps",
+            "40",
+        ],
+        cwd=ROOT,
+        env=server.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "trial e2e-tiny recorded" in run.stdout
+    status, body = server.call("GET", "/trials/e2e-tiny")
+    trial = body["trial"]
+    assert status == 200 and trial["work"]["done"] == 40 * 64 * 128
+    assert trial["checkpointing"]["restore_verified"] is True
+    assert trial["quality"]["metric"] == "eval_loss"
+    log = server.output.read_text()
+    trn3 = re.search(r"trn3\.48xlarge\): [^ \n]+/estimates/([^/ \n]+)/report", log).group(1)
+    status, versions = server.call("GET", f"/estimates/{trn3}/versions")
+    assert [v["version"] for v in versions["versions"]][-1] >= 2
+    assert any("e2e-tiny" in v["reason"] for v in versions["versions"])

@@ -75,6 +75,7 @@ class Runtime:
     catalog: dict[str, Any] | None = None
     moto_port: int = field(default=0)
     estimates: dict[str, str] = field(default_factory=dict)  # instance type → estimate id
+    workload_id: str | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
 
@@ -110,10 +111,36 @@ class Runtime:
         self._spawn(self._http.serve_forever, "http")
         for name, poller in (("ingest", self.ingest_poller), ("refresh", self.refresh_poller)):
             self._spawn(lambda p=poller: self._poll(p), f"poll-{name}")
+        self._write_state()
         return self
+
+    def _write_state(self) -> None:
+        """Where `trncost trial run --local` finds this runtime (and its embedded AWS)."""
+        path = state_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            json.dumps(
+                {
+                    "url": self.url,
+                    "aws_endpoint": f"http://127.0.0.1:{self.moto_port}",
+                    "region": REGION,
+                    "bus": BUS,
+                    "pid": os.getpid(),
+                    "estimates": self.estimates,
+                    "workload_id": self.workload_id,
+                },
+                indent=2,
+            )
+        )
 
     def stop(self) -> None:
         self._stop.set()
+        path = state_path()
+        try:
+            if json.loads(path.read_text()).get("pid") == os.getpid():
+                path.unlink()
+        except (OSError, ValueError):
+            pass
         if hasattr(self, "_http"):
             self._http.shutdown()
             self._http.server_close()
@@ -256,6 +283,7 @@ class Runtime:
         from trncost.requestfile import load_estimate_file
 
         request = load_estimate_file(EXAMPLE)
+        self.workload_id = request.workload.workload_id
         svc = services()
         now = datetime.now(UTC).isoformat()
         svc.records.put_workload(request.workload, now)
@@ -270,6 +298,19 @@ class Runtime:
                 log.warning("example estimate for %s not made: %s", inp.candidate.label, exc)
                 continue
             self.estimates[inp.candidate.instance_type] = version.estimate_id
+
+
+def state_path() -> Path:
+    """The local runtime's state file: $TRNCOST_STATE_DIR/local.json (~/.cache/trncost)."""
+    base = os.environ.get("TRNCOST_STATE_DIR") or Path.home() / ".cache" / "trncost"
+    return Path(base) / "local.json"
+
+
+def read_state() -> dict[str, Any] | None:
+    try:
+        return json.loads(state_path().read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _arn(sqs: Any, url: str) -> str:
