@@ -114,7 +114,8 @@ class Ec2Settings(DomainModel):
     instance_profile_arn: ProfileArn | None = Field(
         default=None, description="None: the deployment's training instance profile"
     )
-    volume_gb: int = Field(default=200, ge=8, le=16384)
+    # The root volume is the AMI's: size it in the AMI (a mapping here would need the AMI's
+    # root device name, i.e. DescribeImages, to resize rather than add a volume).
     agent_bus: Name | None = Field(
         default=None, description="EventBridge bus for the agent's event; None: the deployment's"
     )
