@@ -27,6 +27,12 @@ from stacks.lambda_factory import RUNTIME
 from stacks.nag import CONSTRUCT_ACKNOWLEDGEMENTS
 from stacks.pricing import CAPACITY_BLOCK_ACTIONS, PRICE_LIST_ACTIONS
 from stacks.workflow import START_ACTIONS
+from template_kit import by_action as _by_action
+from template_kit import exported as _exported
+from template_kit import listed as _listed
+from template_kit import one as _one
+from template_kit import resources as _resources
+from template_kit import statements as _statements
 from trncost.api.trial_plans import STATE_MACHINE_ARN_ENV
 from trncost.events import BUS_NAME_ENV
 from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
@@ -61,49 +67,6 @@ STANDARD_ACCESS_LOG_FIELDS = {
 
 
 # --- helpers over synthesized templates -------------------------------------------------------
-
-
-def _resources(template: dict, resource_type: str) -> dict[str, dict]:
-    return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
-
-
-def _one(template: dict, resource_type: str) -> tuple[str, dict]:
-    found = _resources(template, resource_type)
-    assert len(found) == 1, f"expected one {resource_type}, found {sorted(found)}"
-    return next(iter(found.items()))
-
-
-def _exported(synthesized, value: Any) -> tuple[str, Any]:
-    """(exporting stack, exported expression) of an Fn::ImportValue."""
-    assert isinstance(value, dict) and "Fn::ImportValue" in value, value
-    name = value["Fn::ImportValue"]
-    for stack, template in synthesized.templates.items():
-        for output in template.get("Outputs", {}).values():
-            if output.get("Export", {}).get("Name") == name:
-                return stack, output["Value"]
-    raise AssertionError(f"no stack exports {name}")
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _statements(template: dict, role_id: str) -> list[dict]:
-    statements = []
-    for policy in _resources(template, "AWS::IAM::Policy").values():
-        if {"Ref": role_id} in policy["Properties"]["Roles"]:
-            statements += policy["Properties"]["PolicyDocument"]["Statement"]
-    return statements
-
-
-def _by_action(statements: list[dict]) -> dict[str, list[Any]]:
-    found: dict[str, list[Any]] = {}
-    for statement in statements:
-        assert statement["Effect"] == "Allow"
-        assert "Condition" not in statement and "NotAction" not in statement
-        for action in _listed(statement["Action"]):
-            found.setdefault(action, []).extend(_listed(statement["Resource"]))
-    return found
 
 
 def _refs(value: Any) -> set[str]:

@@ -21,6 +21,12 @@ from stacks.ingest import (
 )
 from stacks.lambda_factory import DLQ_RETENTION, HANDLER_EXCLUDES, LAMBDAS_DIR, RUNTIME
 from stacks.nag import CONSTRUCT_ACKNOWLEDGEMENTS
+from template_kit import by_action as _by_action
+from template_kit import exported as _exported
+from template_kit import listed as _listed
+from template_kit import one as _one
+from template_kit import resources as _resources
+from template_kit import statements as _statements
 from trncost.events import AGENT_SOURCE, BUS_NAME_ENV, SOURCE, DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.services.ingest import LEASE_S
@@ -79,52 +85,9 @@ RULES = {
 # --- helpers over synthesized templates -------------------------------------------------------
 
 
-def _resources(template: dict, resource_type: str) -> dict[str, dict]:
-    return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
-
-
-def _one(template: dict, resource_type: str) -> tuple[str, dict]:
-    found = _resources(template, resource_type)
-    assert len(found) == 1, f"expected one {resource_type}, found {sorted(found)}"
-    return next(iter(found.items()))
-
-
 def _json(value: Any) -> Any:
     """A Python constant as it reads back from JSON (tuples become lists, ...)."""
     return json.loads(json.dumps(value))
-
-
-def _exported(synthesized, value: Any) -> tuple[str, Any]:
-    """(exporting stack, exported expression) of an Fn::ImportValue."""
-    assert isinstance(value, dict) and "Fn::ImportValue" in value, value
-    name = value["Fn::ImportValue"]
-    for stack, template in synthesized.templates.items():
-        for output in template.get("Outputs", {}).values():
-            if output.get("Export", {}).get("Name") == name:
-                return stack, output["Value"]
-    raise AssertionError(f"no stack exports {name}")
-
-
-def _statements(template: dict, role_id: str) -> list[dict]:
-    statements = []
-    for policy in _resources(template, "AWS::IAM::Policy").values():
-        if {"Ref": role_id} in policy["Properties"]["Roles"]:
-            statements += policy["Properties"]["PolicyDocument"]["Statement"]
-    return statements
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _by_action(statements: list[dict]) -> dict[str, list[Any]]:
-    found: dict[str, list[Any]] = {}
-    for statement in statements:
-        assert statement["Effect"] == "Allow"
-        assert "Condition" not in statement and "NotAction" not in statement
-        for action in _listed(statement["Action"]):
-            found.setdefault(action, []).extend(_listed(statement["Resource"]))
-    return found
 
 
 def _arn_of(resource_id: str) -> dict:

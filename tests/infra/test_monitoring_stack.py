@@ -33,6 +33,8 @@ from stacks.monitoring import (
     TRIAL_PLANS_SERVICE,
     monitored_resources,
 )
+from template_kit import one as _one
+from template_kit import resources as _resources
 from trncost.observability import NAMESPACE, MetricName
 
 pytestmark = pytest.mark.infra
@@ -58,16 +60,6 @@ Target = tuple[str, str]  # (stack path, logical id)
 
 
 # --- helpers over synthesized templates -------------------------------------------------------
-
-
-def _resources(template: dict, resource_type: str) -> dict[str, dict]:
-    return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
-
-
-def _one(template: dict, resource_type: str) -> tuple[str, dict]:
-    found = _resources(template, resource_type)
-    assert len(found) == 1, f"expected one {resource_type}, found {sorted(found)}"
-    return next(iter(found.items()))
 
 
 def _stage_templates(templates: dict[str, dict], stage: str = STAGE) -> dict[str, dict]:

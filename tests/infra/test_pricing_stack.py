@@ -37,6 +37,10 @@ from stacks.pricing import (
     PRICE_LIST_ACTIONS,
     TABLE_ACTIONS,
 )
+from template_kit import exported as _exported
+from template_kit import one as _one
+from template_kit import resources as _resources
+from template_kit import statements as _statements
 from trncost.events import AGENT_SOURCE, BUS_NAME_ENV, SOURCE
 from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
 from trncost.store.schema import TABLE, TABLE_NAME_ENV
@@ -56,35 +60,6 @@ XRAY_ACTIONS = ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]
 def _template(synthesized, stack: str) -> dict[str, Any]:
     synthesized.require()
     return synthesized.templates[stack]
-
-
-def _resources(template: dict, resource_type: str) -> dict[str, dict]:
-    return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
-
-
-def _one(template: dict, resource_type: str) -> tuple[str, dict]:
-    found = _resources(template, resource_type)
-    assert len(found) == 1, f"expected one {resource_type}, found {sorted(found)}"
-    return next(iter(found.items()))
-
-
-def _exported(synthesized, value: Any) -> tuple[str, Any]:
-    """(exporting stack, exported expression) of an Fn::ImportValue."""
-    assert isinstance(value, dict) and "Fn::ImportValue" in value, value
-    name = value["Fn::ImportValue"]
-    for stack, template in synthesized.templates.items():
-        for output in template.get("Outputs", {}).values():
-            if output.get("Export", {}).get("Name") == name:
-                return stack, output["Value"]
-    raise AssertionError(f"no stack exports {name}")
-
-
-def _statements(template: dict, role_id: str) -> list[dict]:
-    statements = []
-    for policy in _resources(template, "AWS::IAM::Policy").values():
-        if {"Ref": role_id} in policy["Properties"]["Roles"]:
-            statements += policy["Properties"]["PolicyDocument"]["Statement"]
-    return statements
 
 
 def _actions(statement: dict) -> list[str]:

@@ -9,7 +9,6 @@ import boto3
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from workflow_kit import plan_data
 
 from factories import workload
 from handlers import FakeContext, api_event
@@ -19,6 +18,7 @@ from trncost.store.records import RecordStore
 from trncost.workflow.definition import render, substitutions
 from trncost.workflow.gates import GateResult
 from trncost.workflow.store import PlanStore
+from workflow_kit import plan_data
 
 FN = "arn:aws:lambda:us-east-1:123456789012:function:steps"
 

@@ -12,7 +12,6 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.awslambda_simple.models import LambdaSimpleBackend
-from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
 
 from factories import workload
 from trncost.store.records import RecordStore
@@ -21,6 +20,7 @@ from trncost.workflow.definition import render, substitutions
 from trncost.workflow.plan import TrialPlan
 from trncost.workflow.steps import TrialSteps
 from trncost.workflow.store import PlanStore
+from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
 
 TABLE_NAME = "trncost-wf"
 FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:trncost-trial-steps"

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan
-
 from factories import instance_quote, snapshot, workload
 from trncost.store.records import RecordStore
 from trncost.workflow.steps import TrialSteps, price_lookup_from
 from trncost.workflow.store import PlanStore, gate_sk, plan_pk, run_sk
+from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan
 
 
 def _steps(table, launcher=None, prices=None):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import boto3
 import pytest
 from moto import mock_aws
-from reliability_kit import AWS_ENV, FIGURES, atomic_dynamodb
 
+from reliability_kit import AWS_ENV, FIGURES, atomic_dynamodb
 from trncost.store.schema import TABLE
 
 TABLE_NAME = "trncost-reliability"

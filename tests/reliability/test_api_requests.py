@@ -23,11 +23,11 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
-from reliability_bodies import from_schema
-from reliability_kit import AWS_ENV, atomic_dynamodb, figure
 
 from factories import trial, workload
 from handlers import load_handler
+from reliability_bodies import from_schema
+from reliability_kit import AWS_ENV, atomic_dynamodb, figure
 from stubs import SAVED_US_EAST_1
 from trncost.api.schemas import EstimateRequest
 from trncost.local.gateway import WsgiGateway, proxy_event, response_parts

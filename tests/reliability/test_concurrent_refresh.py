@@ -13,10 +13,10 @@ import threading
 
 import boto3
 import pytest
-from reliability_kit import figure, own_metrics, sqs_record
 
 from factories import candidate, instance_quote, snapshot, trial, workload
 from handlers import FakeContext, load_handler
+from reliability_kit import figure, own_metrics, sqs_record
 from trncost.events import DetailType
 from trncost.model import Assumptions
 from trncost.pricing.snapshot import SnapshotService

@@ -17,10 +17,10 @@ import uuid
 import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
-from reliability_kit import drain, figure, own_metrics, queue_arn, route, sqs_record
 
 from factories import workload
 from handlers import FakeContext, load_handler
+from reliability_kit import drain, figure, own_metrics, queue_arn, route, sqs_record
 from samples import event
 from trncost.events import BUS_NAME_ENV, DetailType, pattern
 from trncost.local.esm import QueuePoller

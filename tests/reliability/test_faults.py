@@ -24,6 +24,9 @@ from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
+
+from factories import candidate, instance_quote, snapshot, trial, workload
+from handlers import FakeContext, load_handler
 from reliability_kit import (
     UNAVAILABLE,
     FaultInjector,
@@ -34,9 +37,6 @@ from reliability_kit import (
     queue_with_dlq,
     route,
 )
-
-from factories import candidate, instance_quote, snapshot, trial, workload
-from handlers import FakeContext, load_handler
 from samples import event
 from stacks.ingest import MAX_RECEIVE_COUNT
 from trncost.events import BUS_NAME_ENV, DetailType, pattern

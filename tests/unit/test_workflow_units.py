@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import pytest
 from pydantic import ValidationError
-from workflow_kit import plan, plan_data
 
 from factories import trial
 from trncost.launch.support import LauncherKind, unsupported_reason
@@ -23,6 +22,7 @@ from trncost.workflow.definition import (
 )
 from trncost.workflow.gates import baseline_gate, fit_gate, target_gate
 from trncost.workflow.plan import FitCheck, TrialPlan
+from workflow_kit import plan, plan_data
 
 GATE = QualityGate(metric="eval_loss", threshold=2.0, direction="at_most")
 
