@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from trncost import aws
 from trncost.events import SOURCE, DetailType
 
 
@@ -13,10 +14,7 @@ class PublishFailed(Exception):
 
 
 def _client() -> Any:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client("events", config=Config(retries={"mode": "standard"}))
+    return aws.client("events")
 
 
 class EventPublisher:

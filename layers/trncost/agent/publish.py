@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from trncost import aws
 from trncost.events import AGENT_SOURCE, DetailType
 from trncost.metrics.names import AGENT_NAMESPACE
 
@@ -20,10 +21,7 @@ DEFAULT_BUFFER = "trncost-agent-buffer.jsonl"
 
 
 def _client(service: str, region: str | None) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client(service, region_name=region, config=Config(retries={"mode": "standard"}))
+    return aws.client(service, region)
 
 
 def _jsonable(value: Any) -> Any:

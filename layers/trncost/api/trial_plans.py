@@ -140,10 +140,9 @@ class Deps:
     @property
     def sfn(self) -> Any:
         if self._sfn is None:
-            import boto3
-            from botocore.config import Config
+            from trncost import aws
 
-            self._sfn = boto3.client("stepfunctions", config=Config(retries={"mode": "standard"}))
+            self._sfn = aws.client("stepfunctions")
         return self._sfn
 
 

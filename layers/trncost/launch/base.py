@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from trncost import aws
 from trncost.metrics.jobs import (
     INSTANCE_COUNT_TAG,
     INSTANCE_TYPE_TAG,
@@ -134,7 +135,8 @@ def job_name(trial_id: str, limit: int = 63) -> str:
 
 
 def boto_client(service: str, region: str) -> Any:
-    import boto3
-    from botocore.config import Config
+    return aws.client(service, region)
 
-    return boto3.client(service, region_name=region, config=Config(retries={"mode": "standard"}))
+
+# Every launched job runs its entry command under the trial agent.
+AGENT_PREFIX = ["python3", "-m", "trncost.agent", "--"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from trncost.launch.base import (
+    AGENT_PREFIX,
     LaunchedJob,
     LaunchRejected,
     LaunchRequest,
@@ -20,8 +21,6 @@ from trncost.launch.base import (
     classify,
     job_name,
 )
-
-AGENT_PREFIX = ["python3", "-m", "trncost.agent", "--"]
 
 
 class BatchLauncher:

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from trncost import aws
 from trncost.pricing.client import Retry
-from trncost.pricing.client import _client as _boto_client
 
 MAX_QUERIES_PER_CALL = 500
 MAX_DATAPOINTS_PER_CALL = 100_800
@@ -248,7 +248,7 @@ class MetricsReader:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = _boto_client("cloudwatch", self.region)
+            self._client = aws.client("cloudwatch", self.region, max_attempts=5)
         return self._client
 
     def read(self, items: Sequence[Item], start: datetime, end: datetime) -> dict[str, Series]:

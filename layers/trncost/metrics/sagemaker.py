@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from trncost import aws
 from trncost.pricing.client import Retry
-from trncost.pricing.client import _client as _boto_client
 
 PHASES: dict[str, str] = {
     "Pending": "starting",
@@ -219,7 +219,7 @@ class TrainingJobReader:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = _boto_client("sagemaker", self.region)
+            self._client = aws.client("sagemaker", self.region, max_attempts=5)
         return self._client
 
     def describe(self, job_name: str) -> TrainingJobFacts:

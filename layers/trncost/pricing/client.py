@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from trncost import aws
 from trncost.settings import PRICE_LIST_REGIONS
 
 RETRYABLE = {
@@ -29,12 +30,7 @@ RETRYABLE = {
 
 
 def _client(service: str, region: str) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client(
-        service, region_name=region, config=Config(retries={"mode": "standard", "max_attempts": 5})
-    )
+    return aws.client(service, region, max_attempts=5)
 
 
 @dataclass
