@@ -16,7 +16,7 @@ CDK := npx --no-install cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: help run test bench synth deploy openapi lint clean
+.PHONY: help run test bench synth deploy openapi lint typecheck clean
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -72,6 +72,10 @@ openapi: $(VENV_STAMP) ## regenerate openapi.json from the API routes
 
 lint: $(VENV_STAMP) ## ruff
 	$(VENV)/bin/ruff check .
+
+typecheck: $(VENV_STAMP) ## mypy (pydantic plugin; strict on model, estimate, services, store, errors)
+	$(VENV)/bin/mypy
+	for h in lambdas/*/handler.py; do $(VENV)/bin/mypy --no-error-summary "$$h" || exit 1; done
 
 clean: ## remove .venv, node_modules, cdk.out and stamps
 	rm -rf $(VENV) node_modules cdk.out .pytest_cache .ruff_cache .hypothesis

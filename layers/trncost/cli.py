@@ -232,7 +232,7 @@ def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
     return 1 if failed else 0
 
 
-def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:  # noqa: C901 - split under issue 11 (remove this when done)
     """Offline: analyse every candidate of a request file (the engine, no server)."""
     from trncost.estimate import analyse
 

@@ -104,7 +104,7 @@ def _gpu(interval: float, agent: TrialAgent, stop: threading.Event) -> None:
     threading.Thread(target=poll, daemon=True, name="nvidia-smi").start()
 
 
-def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -> int:
+def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -> int:  # noqa: C901 - split under issue 11 (remove this when done)
     args = build_parser().parse_args(argv)
     command = list(args.command)
     if command and command[0] == "--":

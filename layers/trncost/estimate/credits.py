@@ -69,7 +69,7 @@ def _is_trial_line(li: LineItem) -> bool:
     )
 
 
-def credits_runway(
+def credits_runway(  # noqa: C901 - split under issue 11 (remove this when done)
     est: Estimate, credits: Credits, *, as_of: str, candidate_id: str | None = None
 ) -> Runway:
     cid = candidate_id or est.candidate.label

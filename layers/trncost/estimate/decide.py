@@ -104,7 +104,7 @@ def reproducible(inp: EstimateInput, trials: Sequence[TrialRun]) -> list[TrialRu
     ]
 
 
-def decide(
+def decide(  # noqa: C901 - split under issue 11 (remove this when done)
     inp: EstimateInput,
     est: Estimate | None,
     *,

@@ -279,7 +279,7 @@ def _tier_lookup(inp: EstimateInput) -> Callable[[str], Tiers | None]:
     return tiers
 
 
-def _line(li: LineItem, model: VectorModel, rows, value, tiers_of) -> Line:
+def _line(li: LineItem, model: VectorModel, rows, value, tiers_of) -> Line:  # noqa: C901 - split under issue 11 (remove this when done)
     """The formula `li` follows, recognised by the input rows it used (see costs.py)."""
     ids = list(li.inputs)
     price_row = f"price:{li.price_key}" if li.price_key else None

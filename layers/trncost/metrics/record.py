@@ -296,7 +296,7 @@ def _covers(pts: list[Point], period: int, clock: _Clock, allowance_s: float) ->
     )
 
 
-def build_trial_record(
+def build_trial_record(  # noqa: C901 - split under issue 11 (remove this when done)
     ctx: JobContext,
     workload: Workload,
     series: Mapping[str, Series],
