@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from trncost import cli
+from trncost.cli import dlq as cli_dlq
 from trncost.cli import main
 from trncost.ops import OpsError, QueueOps, is_dead_letter_name
 
@@ -232,7 +232,7 @@ def stubbed(monkeypatch) -> tuple[Stubber, Any]:
     client = boto3.client("sqs", region_name="us-east-1")
     stub = Stubber(client)
     monkeypatch.setattr(
-        cli,
+        cli_dlq,
         "QueueOps",
         lambda region=None, endpoint_url=None: QueueOps(
             region, client=client, sleep=lambda _s: None

@@ -1,0 +1,347 @@
+"""`trncost estimate` and `trncost compare`: the pure engine on a request file, no server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console, JustifyMethod
+from rich.table import Table
+
+from trncost.cli.output import SubParsers, money, number, provenance_source
+from trncost.estimate import (
+    DomainError,
+    MissingEvidence,
+    best_comparable,
+    break_even_price,
+    comparability,
+    estimate,
+)
+from trncost.model import (
+    Analysis,
+    CandidateAnalysis,
+    Comparison,
+    Decision,
+    Estimate,
+    EstimateInput,
+    Range,
+    Swing,
+)
+from trncost.requestfile import EstimateFile, RequestFileError, load_estimate_file
+
+LINE_ITEM_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("component", "left"),
+    ("item", "left"),
+    ("quantity", "right"),
+    ("unit", "left"),
+    ("rate", "right"),
+    ("amount", "right"),
+)
+RANKING_COLUMNS = (
+    "group",
+    "by cost",
+    "by time",
+    "candidate",
+    "status",
+    "cost per target",
+    "time to target",
+)
+
+
+# -- estimate ---------------------------------------------------------------------------------
+def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None:
+    c = est.candidate
+    console.rule(f"[bold]{c.label}[/bold] — {est.status.upper()}")
+    if est.status == "infeasible":
+        console.print(f"[red]Infeasible:[/red] {est.infeasible_reason}")
+    else:
+        _render_feasible(est, console)
+    if est.warnings:
+        console.print("[bold]Warnings[/bold]")
+        for w in est.warnings:
+            console.print(f"  [yellow]{w.code}[/yellow]: {w.message}")
+    if show_inputs:
+        table = Table(title="Input table")
+        for col in ("id", "value", "unit", "provenance", "source"):
+            table.add_column(col, overflow="fold")
+        for row in est.inputs:
+            p = row.provenance
+            source = provenance_source(p)
+            table.add_row(row.id, number(row.value), row.unit or "", p.kind, source)
+        console.print(table)
+
+
+def _render_feasible(est: Estimate, console: Console) -> None:
+    """Time, throughput, the total (or its formula), the line items and the totals."""
+    t = est.time
+    assert t is not None
+    tokens = (
+        f" ({est.target_tokens:,.0f} tokens)"
+        if est.target_tokens and est.target_unit != "tokens"
+        else ""
+    )
+    console.print(f"Target: {est.target_amount:,.0f} {est.target_unit}{tokens}")
+    console.print(
+        f"Time to target: {t.total_h:,.1f} h (steady {t.steady_h:,.1f} h, compile "
+        f"{t.compile_h:.2f} h, warm-up {t.warmup_h:.2f} h, checkpoints {t.checkpoint_h:.2f} h, "
+        f"evaluation {t.evaluation_h:.2f} h, failures {t.failure_overhead_h:.2f} h); "
+        f"held {t.held_h:,.1f} h"
+    )
+    console.print(f"Effective throughput: {est.effective_throughput:,.0f} {est.target_unit}/s")
+    if est.complete:
+        console.print(
+            f"[bold]Cost per completed target: {money(est.total_usd)}[/bold]"
+            + (
+                f" — {money(est.cost_per_million_tokens_usd)} per 1M tokens"
+                if est.cost_per_million_tokens_usd is not None
+                else ""
+            )
+        )
+    else:
+        console.print(f"[bold yellow]Incomplete: {est.total_formula}[/bold yellow]")
+        for term in est.pending_terms:
+            console.print(f"  PENDING {term.price_key}: {term.reason}")
+    lines = Table(title="Line items", show_lines=False)
+    for col, justify in LINE_ITEM_COLUMNS:
+        lines.add_column(col, justify=justify)
+    for li in est.line_items:
+        lines.add_row(
+            li.component.value,
+            li.name,
+            number(li.quantity),
+            li.unit,
+            "tiered"
+            if li.rate_usd is None and li.amount_usd is not None
+            else ("PENDING" if li.rate_usd is None else f"{li.rate_usd}"),
+            money(li.amount_usd),
+        )
+    console.print(lines)
+    totals = Table(title="By component")
+    totals.add_column("component")
+    totals.add_column("known amount", justify="right")
+    for comp, amount in est.components.items():
+        totals.add_row(comp.value, money(amount))
+    totals.add_row(
+        "[bold]total[/bold]",
+        f"[bold]{money(est.total_usd) if est.complete else est.total_formula}[/bold]",
+    )
+    console.print(totals)
+
+
+def render_break_even(results: list[tuple[EstimateInput, Estimate]], console: Console) -> None:
+    """For each estimate waiting on one price: the price at which it matches the cheapest
+    comparable, fully priced candidate."""
+    pending = [(i, e) for i, e in results if e.status == "incomplete"]
+    if not pending:
+        return
+    console.rule("[bold]Break-even prices[/bold]")
+    for inp, est in pending:
+        label = est.candidate.label
+        if len(est.pending_terms) != 1:
+            keys = ", ".join(t.price_key for t in est.pending_terms)
+            console.print(f"{label}: waits on several prices ({keys}); no single break-even")
+            continue
+        best = best_comparable((inp, est), [r for r in results if r[1] is not est])
+        if best is None:
+            reasons = {
+                f"{e.candidate.label}: {'; '.join(comparability(inp, i))}"
+                for i, e in results
+                if e is not est and e.status == "complete"
+            }
+            console.print(
+                f"{label}: no comparable fully priced candidate"
+                + (f" ({' | '.join(sorted(reasons))})" if reasons else "")
+            )
+            continue
+        alt = best[1]
+        term = est.pending_terms[0]
+        assert alt.total_usd is not None  # best_comparable returns fully priced estimates only
+        price = break_even_price(est, alt.total_usd)
+        if price is None or price <= 0:
+            console.print(
+                f"{label}: its known part alone ({money(est.total_known_usd)}) already exceeds "
+                f"{alt.candidate.label} ({money(alt.total_usd)})"
+            )
+            continue
+        console.print(
+            f"{label}: cheaper per completed target than {alt.candidate.label} "
+            f"({money(alt.total_usd)}) while P[{term.price_key}] < {money(price)} "
+            f"per {term.unit}"
+        )
+
+
+def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
+    try:
+        request = load_estimate_file(args.file)
+    except RequestFileError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    results: list[tuple[EstimateInput, Estimate]] = []
+    failed = 0
+    for inp in request.inputs():
+        if args.candidate and inp.candidate.instance_type != args.candidate:
+            continue
+        try:
+            est = estimate(inp)
+        except MissingEvidence as exc:
+            failed += 1
+            console.print(f"[red]missing evidence for {inp.candidate.label}:[/red] {exc}")
+            continue
+        except DomainError as exc:
+            failed += 1
+            console.print(f"[red]cannot estimate {inp.candidate.label}:[/red] {exc}")
+            continue
+        results.append((inp, est))
+        if not args.json:
+            render(est, console, show_inputs=not args.no_inputs)
+    if not args.json:
+        render_break_even(results, console)
+    if args.json:
+        payload = [e.model_dump(mode="json") for _, e in results]
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    return 1 if failed else 0
+
+
+# -- compare ----------------------------------------------------------------------------------
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    """Offline: analyse every candidate of a request file (the engine, no server)."""
+    from trncost.estimate import analyse
+
+    try:
+        request = load_estimate_file(args.file)
+        analysis = analyse(request.inputs(), seed=args.seed, samples=args.samples)
+    except RequestFileError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    except DomainError as exc:
+        console.print(f"[red]cannot analyse:[/red] {exc}")
+        return 2
+    if args.html:
+        _write_analysis_report(analysis, request, Path(args.html))
+        console.print(f"analysis report written to {args.html}")
+    if args.json:
+        sys.stdout.write(analysis.model_dump_json(indent=2) + "\n")
+        return 0
+    if analysis.decision is not None:
+        _print_decision(analysis.decision, console)
+    console.print(_ranking_table(analysis.comparison))
+    _print_comparison_notes(analysis.comparison, console)
+    for cand in analysis.candidates:
+        _print_candidate(cand, console, top=args.top)
+    return 0
+
+
+def _write_analysis_report(analysis: Analysis, request: EstimateFile, path: Path) -> None:
+    from trncost.report import render_analysis_report
+
+    path.write_text(
+        render_analysis_report(
+            analysis,
+            workload_name=request.workload.name,
+            workload_id=request.workload.workload_id,
+        ),
+        encoding="utf-8",
+    )
+
+
+def _print_decision(decision: Decision, console: Console) -> None:
+    console.rule(f"[bold]Decision: {decision.action.value}[/bold] ({decision.candidate_id})")
+    console.print(decision.summary)
+    for reason in decision.reasons:
+        console.print(f"  [yellow]{reason.code}[/yellow] → {reason.action.value}: {reason.message}")
+
+
+def _ranking_table(comparison: Comparison) -> Table:
+    ranking = Table(title="Ranking (within comparable groups)")
+    for col in RANKING_COLUMNS:
+        ranking.add_column(col)
+    for row in comparison.by_cost:
+        cost = (
+            money(row.cost_per_target_usd)
+            if row.cost_per_target_usd is not None
+            else (row.pending_formula or "—")
+        )
+        ranking.add_row(
+            str(row.group),
+            number(row.cost_rank),
+            number(row.time_rank),
+            f"{row.instance_count}× {row.instance_type}",
+            row.status,
+            cost,
+            f"{row.time_to_target_h:,.1f} h" if row.time_to_target_h else "—",
+        )
+    return ranking
+
+
+def _print_comparison_notes(comparison: Comparison, console: Console) -> None:
+    """The pairs that cannot be compared, and the break-even prices."""
+    for pair in comparison.not_comparable:
+        console.print(f"not comparable: {pair.a} vs {pair.b}: {'; '.join(pair.reasons)}")
+    for be in comparison.break_evens:
+        price = f"{money(be.price_usd)} per {be.unit}" if be.price_usd is not None else "—"
+        console.print(f"break-even {be.candidate_id}: P[{be.price_key}] < {price} ({be.note})")
+
+
+def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> None:
+    """One candidate: its P10/P50/P90 range, its `top` tornado rows and its decision."""
+    console.rule(cand.candidate_id)
+    if cand.error:
+        console.print(f"[red]not estimated:[/red] {cand.error}")
+        return
+    if cand.range is not None:
+        _print_range(cand.range, console)
+    for swing in cand.tornado[:top]:
+        console.print(_swing_line(swing))
+    if cand.decision is not None:
+        console.print(f"decision: {cand.decision.action.value}")
+
+
+def _print_range(rng: Range, console: Console) -> None:
+    band = rng.total_usd or rng.known_usd
+    label = "total" if rng.total_usd else "known part"
+    if band is not None:
+        console.print(
+            f"{label} P10/P50/P90: {money(band.p10)} / {money(band.p50)} / "
+            f"{money(band.p90)} ({rng.samples:,} draws, seed {rng.seed}; "
+            f"{rng.infeasible_share:.1%} cannot finish)"
+        )
+    for pend in rng.pending:
+        q = pend.quantity
+        console.print(
+            f"  × P[{pend.price_key}]: {number(q.p10)} / {number(q.p50)} / "
+            f"{number(q.p90)} {pend.unit}"
+        )
+
+
+def _swing_line(swing: Swing) -> str:
+    low, high = swing.low, swing.high
+    if low.total_usd is not None or high.total_usd is not None:
+        span = f"{money(low.total_usd)} … {money(high.total_usd)}"
+    else:
+        span = f"known part {money(low.known_usd)} … {money(high.known_usd)}"
+    return f"  #{swing.rank} {swing.label} ({swing.basis}): {span}"
+
+
+# -- the commands -----------------------------------------------------------------------------
+def add_commands(sub: SubParsers) -> None:
+    est = sub.add_parser("estimate", help="estimate every candidate in a request file")
+    est.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")
+    est.add_argument("--json", action="store_true", help="print the estimates as JSON")
+    est.add_argument("--candidate", metavar="INSTANCE_TYPE", help="only this instance type")
+    est.add_argument("--no-inputs", action="store_true", help="omit the input table")
+    est.set_defaults(handler=cmd_estimate)
+    comp = sub.add_parser(
+        "compare",
+        help="analyse every candidate in a request file: ranking, ranges, tornado, decision",
+    )
+    comp.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")
+    comp.add_argument(
+        "--seed", type=int, default=0, help="Monte Carlo seed (same seed, same answer)"
+    )
+    comp.add_argument("--samples", type=int, default=20_000, help="Monte Carlo draws")
+    comp.add_argument("--top", type=int, default=5, help="tornado rows to print per candidate")
+    comp.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    comp.add_argument("--html", metavar="FILE", help="also write the analysis report here")
+    comp.set_defaults(handler=cmd_compare)

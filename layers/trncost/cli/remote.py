@@ -1,0 +1,266 @@
+"""`trncost workloads`, `trncost report` and `trncost prices latest`: the API at --url.
+
+--url defaults to $TRNCOST_URL, else the local runtime at http://127.0.0.1:8080. Requests to a
+deployed stage (*.amazonaws.com) are SigV4-signed (trncost.client); any failure is one line on
+stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from decimal import Decimal
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from trncost.cli.output import Command, SubParsers, fail, print_json
+from trncost.client import DEFAULT_URL, URL_ENV, ClientError, TrncostClient
+
+
+def _client(args: argparse.Namespace) -> TrncostClient:
+    return TrncostClient(args.url, sign=args.sign, region=args.region, timeout=args.timeout)
+
+
+def _remote(command: Command) -> Command:
+    """Run a command that talks to the API: any failure is one line and exit 2, never a
+    traceback."""
+
+    def run(args: argparse.Namespace, console: Console) -> int:
+        try:
+            return command(args, console)
+        except ClientError as exc:
+            return fail(str(exc))
+        except OSError as exc:  # writing the report, mostly
+            where = f" {exc.filename}" if exc.filename else ""
+            return fail(f"{exc.strerror or exc}{where}")
+        except KeyboardInterrupt:
+            return fail("interrupted")
+        except Exception as exc:  # a bug: still one line, never a traceback
+            return fail(f"unexpected {type(exc).__name__}: {exc} (this is a bug in trncost)")
+
+    return run
+
+
+def _count(x: float | int | None) -> str:
+    if x is None:
+        return "—"
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= size:
+            return f"{x / size:,.3g}{suffix}"
+    return f"{x:,.6g}"
+
+
+def _workload_row(w: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    model = w.get("model") or {}
+    target = w.get("target") or {}
+    gate = w.get("quality_gate") or {}
+    direction = str(gate.get("direction"))  # as printed, "None" when missing
+    sign = {"at_most": "≤", "at_least": "≥"}.get(direction, direction)
+    return (
+        str(w.get("workload_id", "")),
+        w.get("name") or "",
+        f"{model.get('name', '?')} ({_count(model.get('parameters'))} params)",
+        f"{_count(target.get('amount'))} {target.get('unit', '')}".strip(),
+        f"{gate.get('metric', '?')} {sign} {gate.get('threshold', '?')}",
+    )
+
+
+@_remote
+def cmd_workloads(args: argparse.Namespace, console: Console) -> int:
+    items = _client(args).workloads()
+    if args.json:
+        print_json(items)
+        return 0
+    if not items:
+        console.print(f"no workloads at {args.url} (POST /workloads creates one)")
+        return 0
+    table = Table(title=f"Workloads at {args.url}")
+    for col in ("id", "name", "model", "target", "gate"):
+        table.add_column(col, overflow="fold")
+    for w in items:
+        table.add_row(*_workload_row(w))
+    console.print(table)
+    return 0
+
+
+def _report_name(estimate_id: str, version: int | None) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", estimate_id)
+    return f"trncost-report-{safe}" + (f"-v{version}" if version else "") + ".html"
+
+
+@_remote
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    import tempfile
+    from pathlib import Path
+
+    html = _client(args).report_html(args.estimate_id, args.version)
+    if args.out == "-":
+        sys.stdout.write(html)
+        return 0
+    if args.out:
+        path = Path(args.out).expanduser()
+        path.write_text(html, encoding="utf-8")
+    elif args.open:
+        fd, name = tempfile.mkstemp(
+            prefix=_report_name(args.estimate_id, args.version)[:-5] + "-", suffix=".html"
+        )
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(html)
+        path = Path(name)
+    else:
+        path = Path(_report_name(args.estimate_id, args.version))
+        path.write_text(html, encoding="utf-8")
+    path = path.resolve()
+    opened = _open_in_browser(path) if args.open else False
+    if args.json:
+        print_json(
+            {
+                "estimate_id": args.estimate_id,
+                "version": args.version,
+                "path": str(path),
+                "bytes": len(html.encode("utf-8")),
+                "opened": opened,
+            }
+        )
+        return 0
+    which = f"version {args.version}" if args.version else "latest version"
+    console.print(f"report of estimate {args.estimate_id} ({which}) written to {path}")
+    if args.open:
+        console.print(
+            "opened in your browser"
+            if opened
+            else f"no browser could be opened; open {path.as_uri()} yourself"
+        )
+    return 0
+
+
+def _open_in_browser(path: object) -> bool:
+    import webbrowser
+    from pathlib import Path
+
+    try:
+        return bool(webbrowser.open(Path(str(path)).as_uri()))
+    except Exception:  # no browser, no display, a broken BROWSER setting: never fatal
+        return False
+
+
+def _plain(x: object) -> str:
+    """A Decimal-as-string without trailing zeros or exponent: '44.7000000000' → '44.7'."""
+    try:
+        d = Decimal(str(x))
+    except (ArithmeticError, ValueError):
+        return str(x)
+    if not d.is_finite():
+        return str(x)
+    return f"{d.normalize():f}"
+
+
+def _quote_price(q: dict[str, Any]) -> str:
+    if q.get("status") == "pending":
+        return q.get("pending_reason") or "no official price"
+    tiers = q.get("tiers") or []
+    unit = q.get("unit") or "?"
+    if len(tiers) == 1:
+        return f"${_plain(tiers[0]['usd'])} per {unit}"
+    parts = []
+    for t in tiers:
+        end = "∞" if t.get("end") is None else _plain(t["end"])
+        parts.append(f"{_plain(t.get('begin', 0))}–{end}: ${_plain(t['usd'])}")
+    return "; ".join(parts) + f" per {unit}"
+
+
+def _quote_key(key: dict[str, Any] | str) -> str:
+    if isinstance(key, dict):
+        return "/".join(
+            str(key.get(k, "?")) for k in ("service", "region", "item", "purchase_option")
+        )
+    return str(key)
+
+
+@_remote
+def cmd_prices_latest(args: argparse.Namespace, console: Console) -> int:
+    snap = _client(args).latest_snapshot()
+    if args.json:
+        print_json(snap)
+        return 0
+    quotes = snap.get("quotes") or []
+    pending = sum(1 for q in quotes if q.get("status") == "pending")
+    rejected = snap.get("rejected") or []
+    console.print(f"[bold]Price snapshot {snap.get('snapshot_id')}[/bold]")
+    console.print(f"  source:    {snap.get('source')}")
+    console.print(f"  taken at:  {snap.get('taken_at')}")
+    if snap.get("note"):
+        console.print(f"  note:      {snap['note']}")
+    dates = snap.get("publication_dates") or {}
+    console.print("  Price List publication dates:" + ("" if dates else " —"))
+    for service, published in sorted(dates.items()):
+        console.print(f"    {service}: {published}")
+    console.print(
+        f"  quotes: {len(quotes)} ({len(quotes) - pending} official, {pending} PENDING); "
+        f"rejected items: {len(rejected)}"
+    )
+    table = Table(title="Quotes")
+    for col in ("key", "status", "rate / unit or PENDING reason", "sku"):
+        table.add_column(col, overflow="fold")
+    for q in sorted(quotes, key=lambda q: _quote_key(q.get("key", ""))):
+        pending_q = q.get("status") == "pending"
+        table.add_row(
+            _quote_key(q.get("key", "")),
+            "[yellow]PENDING[/yellow]" if pending_q else "official",
+            _quote_price(q),
+            q.get("sku") or "",
+        )
+    console.print(table)
+    return 0
+
+
+def _add_remote_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url",
+        default=os.environ.get(URL_ENV) or DEFAULT_URL,
+        help=f"the API base URL (default ${URL_ENV}, else {DEFAULT_URL}, the local runtime)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument(
+        "--sign",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="SigV4-sign requests with your AWS credentials (default: only for "
+        "*.amazonaws.com URLs)",
+    )
+    parser.add_argument(
+        "--region", help="the AWS region to sign for (default: from the execute-api host name)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds to wait for an answer (default 30)"
+    )
+
+
+def add_commands(sub: SubParsers) -> None:
+    workloads = sub.add_parser("workloads", help="list the workloads the API knows")
+    _add_remote_options(workloads)
+    workloads.set_defaults(handler=cmd_workloads)
+    report = sub.add_parser(
+        "report",
+        help="download an estimate's HTML report",
+        description="Download an estimate's self-contained HTML report. Without --out it is "
+        "written to ./trncost-report-<id>.html (with --open: to a temporary file, then "
+        "opened in your browser). --out - writes it to stdout.",
+    )
+    report.add_argument("estimate_id", metavar="ESTIMATE_ID")
+    report.add_argument("--version", type=int, metavar="N", help="a version (default: latest)")
+    report.add_argument("--open", action="store_true", help="open it in your web browser")
+    report.add_argument("--out", metavar="FILE", help="write it here ('-': stdout)")
+    _add_remote_options(report)
+    report.set_defaults(handler=cmd_report)
+    prices = sub.add_parser("prices", help="price snapshots")
+    prices_sub = prices.add_subparsers(dest="prices_command", required=True)
+    latest = prices_sub.add_parser(
+        "latest", help="the latest price snapshot: its quotes, PENDING prices and sources"
+    )
+    _add_remote_options(latest)
+    latest.set_defaults(handler=cmd_prices_latest)

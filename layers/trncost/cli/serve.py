@@ -1,0 +1,64 @@
+"""`trncost serve`: the service on this machine (embedded AWS, the real handlers)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from trncost.cli.output import SubParsers
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    """Run the service locally until Ctrl-C."""
+    import signal
+    import threading
+
+    from trncost.local.runtime import Runtime
+
+    runtime = Runtime(
+        host=args.host,
+        port=args.port,
+        live_prices=args.live_prices,
+        seed_example=not args.no_example,
+    )
+    console.print("starting the embedded AWS (moto), tables, queues and handlers…")
+    runtime.start()
+    console.print(f"[bold]trncost is serving on {runtime.url}[/bold]")
+    console.print(f"  API docs (Swagger UI):  {runtime.url}/docs")
+    console.print(f"  OpenAPI document:       {runtime.url}/openapi.json")
+    snap = runtime.snapshot
+    console.print(
+        f"  price snapshot:         {snap.snapshot_id} ({snap.source}: "
+        f"{snap.note or 'live Price List API'})"
+    )
+    for instance_type, estimate_id in runtime.estimates.items():
+        console.print(
+            f"  example report ({instance_type}): {runtime.url}/estimates/{estimate_id}/report"
+        )
+    console.print("Ctrl-C stops it.")
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        stopped.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        console.print("stopping…")
+        runtime.stop()
+        console.print("stopped.")
+    return 0
+
+
+def add_commands(sub: SubParsers) -> None:
+    serve = sub.add_parser("serve", help="run the service locally (embedded AWS, real handlers)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument(
+        "--live-prices",
+        action="store_true",
+        help="take the price snapshot from the live Price List API with your "
+        "own AWS credentials (everything else stays local)",
+    )
+    serve.add_argument("--no-example", action="store_true", help="do not seed the example")
+    serve.set_defaults(handler=cmd_serve)
