@@ -63,7 +63,7 @@ RUNTIME_PROVIDED_PACKAGES = frozenset(
 LAYER_EXCLUDES: tuple[str, ...] = (
     f"{PACKAGE}/agent",  # runs inside training jobs, not in Lambda
     f"{PACKAGE}/local",  # the embedded runtime for `make run` and tests
-    f"{PACKAGE}/cli.py",
+    f"{PACKAGE}/cli",  # the trncost command
     "**/__pycache__",
     "**/*.pyc",
     "*.egg-info",

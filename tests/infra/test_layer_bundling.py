@@ -79,7 +79,7 @@ def test_layer_is_bundled_locally_for_arm64(tmp_path: Path, cli_context, synthes
     site = outdir / f"asset.{asset_hash}" / "python"
     assert (site / "trncost" / "estimate" / "engine.py").is_file()
     assert (site / "trncost" / "store" / "schema.py").is_file()
-    assert not (site / "trncost" / "cli.py").exists()
+    assert not (site / "trncost" / "cli").exists()
     assert not list(site.rglob("__pycache__")) and not list(site.rglob("*.pyc"))
     # ... and pydantic-core built for the runtime's CPython on aarch64 Linux
     tag = f"cpython-{python_version().replace('.', '')}-aarch64-linux-gnu"

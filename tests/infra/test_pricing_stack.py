@@ -349,7 +349,7 @@ def test_layer_asset_hash_follows_package_requirements_and_pip_options_not_cache
     # caches and excluded parts do not change it
     (source / "trncost" / "__pycache__").mkdir(exist_ok=True)
     (source / "trncost" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
-    (source / "trncost" / "cli.py").write_text("# changed\n")
+    (source / "trncost" / "cli" / "parser.py").write_text("# changed\n")
     assert _layer_asset_hash(tmp_path, cli_context, source, "cache") == base
     # the requirements do
     requirements = source / "trncost" / "requirements.txt"
@@ -375,7 +375,7 @@ def test_layer_copy_leaves_out_agent_local_cli_and_caches(tmp_path: Path) -> Non
         "trncost/report/template.html",
         "trncost/agent/__init__.py",
         "trncost/local/server.py",
-        "trncost/cli.py",
+        "trncost/cli/__init__.py",
         "trncost/__pycache__/events.cpython-311.pyc",
         "trncost/estimate/__pycache__/engine.cpython-311.pyc",
     ):
