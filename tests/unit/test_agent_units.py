@@ -13,6 +13,7 @@ from trncost.agent.monitors import parse_neuron_report, parse_nvidia_smi
 from trncost.agent.protocol import ProtocolError, line, parse_line
 from trncost.agent.publish import MAX_VALUES_PER_CALL, Publisher
 from trncost.metrics import names as n
+from trncost.settings import AgentSettings
 
 
 def test_protocol_lines_parse_and_other_lines_pass() -> None:
@@ -137,3 +138,34 @@ def test_non_leaders_publish_only_per_host_metrics() -> None:
     hosts = [d["Dimensions"] for d in sink.metrics if len(d["Dimensions"]) == 2]
     assert hosts and hosts[0][1] == {"Name": "Host", "Value": "node-1"}
     assert sink.sent == []
+
+
+def test_config_from_the_environment_named_in_settings_with_flags_winning() -> None:
+    env = {
+        "TRNCOST_TAGS": "trncost:trial=t-env, trncost:workload=wl-1,junk",
+        "SM_CURRENT_INSTANCE_TYPE": "ml.trn2.48xlarge",
+        "TRNCOST_INSTANCE_COUNT": "4",
+        "NODE_RANK": "",
+        "AWS_BATCH_JOB_NODE_INDEX": "2",
+        "AWS_DEFAULT_REGION": "us-west-2",
+        "TRNCOST_SEND_EVENT": "No",
+        "TRNCOST_BUS": "trncost-dev",
+    }
+    settings = AgentSettings.from_env(env)
+    assert settings.bus_name == "trncost-dev" and settings.tags["trncost:workload"] == "wl-1"
+    config = AgentConfig.from_env(env)
+    assert config.trial_id == "t-env" and config.instance_type == "ml.trn2.48xlarge"
+    assert (config.instance_count, config.node_rank, config.region) == (4, 2, "us-west-2")
+    assert config.send_event is False and not config.leader
+    flagged = AgentConfig.from_env(
+        {**env, "TRNCOST_INSTANCE_COUNT": "many", "NODE_RANK": "x"},
+        trial_id="t-flag",
+        instance_count=8,
+        region="eu-west-1",
+        send_event=True,
+    )
+    assert (flagged.trial_id, flagged.instance_count, flagged.region) == ("t-flag", 8, "eu-west-1")
+    assert flagged.tags["trncost:trial"] == "t-env"  # the job's tag stays as it was
+    assert flagged.send_event is True and flagged.node_rank == 0
+    with pytest.raises(ValueError, match="TRNCOST_TRIAL_ID"):
+        AgentConfig.from_env({})

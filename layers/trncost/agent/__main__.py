@@ -10,7 +10,6 @@ reported as `stopped`.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import shutil
 import signal
@@ -20,20 +19,31 @@ import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
-from trncost.agent.core import AgentConfig, TrialAgent, parse_tags, warn
+from trncost.agent.core import AgentConfig, TrialAgent, warn
 from trncost.agent.monitors import NVIDIA_SMI_COMMAND, parse_neuron_report, parse_nvidia_smi
 from trncost.agent.protocol import ProtocolError, parse_line
 from trncost.agent.publish import DEFAULT_BUFFER, Publisher
+from trncost.events import BUS_NAME_ENV
+from trncost.settings import (
+    AGENT_TAGS_ENV,
+    AGENT_TRIAL_ID_ENV,
+    AgentSettings,
+    parse_tags,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m trncost.agent", description=__doc__)
-    p.add_argument("--trial-id", help="default: TRNCOST_TRIAL_ID or the trncost:trial tag")
-    p.add_argument("--tag", action="append", default=[], help="k=v (repeat); adds to TRNCOST_TAGS")
+    p.add_argument("--trial-id", help=f"default: {AGENT_TRIAL_ID_ENV} or the trncost:trial tag")
+    p.add_argument(
+        "--tag", action="append", default=[], help=f"k=v (repeat); adds to {AGENT_TAGS_ENV}"
+    )
     p.add_argument("--instance-type")
     p.add_argument("--instance-count", type=int)
     p.add_argument("--region")
-    p.add_argument("--bus", help="EventBridge bus for the event (default: TRNCOST_BUS or default)")
+    p.add_argument(
+        "--bus", help=f"EventBridge bus for the event (default: {BUS_NAME_ENV} or default)"
+    )
     p.add_argument("--send-event", action="store_true", default=None)
     p.add_argument("--no-event", dest="send_event", action="store_false")
     p.add_argument("--interval", type=float, default=60.0, help="seconds between metric batches")
@@ -66,7 +76,7 @@ def _pump(stream: IO[str], out: IO[str], agent: TrialAgent) -> None:
                 warn(f"could not record {event.name}: {exc}")
 
 
-def _neuron(command: str, agent: TrialAgent, stop: threading.Event) -> subprocess.Popen | None:
+def _neuron(command: str, agent: TrialAgent, stop: threading.Event) -> subprocess.Popen[str] | None:
     try:
         proc = subprocess.Popen(
             shlex.split(command), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
@@ -104,7 +114,7 @@ def _gpu(interval: float, agent: TrialAgent, stop: threading.Event) -> None:
     threading.Thread(target=poll, daemon=True, name="nvidia-smi").start()
 
 
-def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -> int:  # noqa: C901 - split under issue 11 (remove this when done)
+def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = list(args.command)
     if command and command[0] == "--":
@@ -112,29 +122,19 @@ def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -
     if not command:
         print("usage: python -m trncost.agent [options] -- CMD ...", file=sys.stderr)
         return 2
-    tags = parse_tags(",".join(args.tag))
-    over: dict[str, Any] = {
-        "tags": tags,
-        "interval_s": args.interval,
-        "warmup_steps": args.warmup_steps,
-    }
-    for key in ("trial_id", "instance_type", "instance_count", "region", "send_event"):
-        if getattr(args, key) is not None:
-            over[key] = getattr(args, key)
     try:
-        config = AgentConfig.from_env(**over)
+        settings = AgentSettings.from_env()
+        config = AgentConfig.from_settings(settings, **_overrides(args))
     except ValueError as exc:  # no trial id: run the training anyway, measure nothing
         warn(f"{exc}; running the command without measuring it")
         return subprocess.call(command)
     publisher = publisher or Publisher(
         config.region,
-        bus_name=args.bus or os.environ.get("TRNCOST_BUS"),
+        bus_name=args.bus or settings.bus_name,
         buffer_path=args.buffer,
         enabled=not args.offline,
     )
     agent = TrialAgent(config, publisher).start()
-    stopping = threading.Event()
-    stopped_by_signal: list[int] = []
     try:
         child = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
@@ -144,9 +144,38 @@ def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -
         agent.error(f"could not start {command[0]}: {exc}")
         agent.finish("failed")
         return 127
+    stopped_by_signal = _forward_signals(child)
+    code = _supervise(child, agent, args)
+    if stopped_by_signal:
+        status = "stopped"
+    else:
+        status = "completed" if code == 0 else "failed"
+    try:
+        agent.finish(status)
+    except Exception as exc:  # noqa: BLE001 - the training's exit code is what counts
+        warn(f"could not finish publishing: {exc}")
+    return 128 - code if code < 0 else code
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags that override the environment (AgentConfig.from_settings)."""
+    over: dict[str, Any] = {
+        "tags": parse_tags(",".join(args.tag)),
+        "interval_s": args.interval,
+        "warmup_steps": args.warmup_steps,
+    }
+    for key in ("trial_id", "instance_type", "instance_count", "region", "send_event"):
+        if getattr(args, key) is not None:
+            over[key] = getattr(args, key)
+    return over
+
+
+def _forward_signals(child: subprocess.Popen[str]) -> list[int]:
+    """Pass SIGTERM/SIGINT on to the command; the list fills with the signals received."""
+    received: list[int] = []
 
     def forward(signum: int, _frame: Any) -> None:
-        stopped_by_signal.append(signum)
+        received.append(signum)
         child.send_signal(signum)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -154,6 +183,12 @@ def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -
             signal.signal(sig, forward)
         except ValueError:  # not the main thread (tests)
             pass
+    return received
+
+
+def _supervise(child: subprocess.Popen[str], agent: TrialAgent, args: argparse.Namespace) -> int:
+    """Measure the command's output and the accelerators until it ends: its exit code."""
+    stopping = threading.Event()
     monitor = _neuron(args.neuron_monitor, agent, stopping) if args.neuron_monitor else None
     if args.gpu == "on" or (args.gpu == "auto" and shutil.which("nvidia-smi")):
         _gpu(args.gpu_interval, agent, stopping)
@@ -169,15 +204,7 @@ def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -
     stopping.set()
     if monitor is not None:
         monitor.terminate()
-    if stopped_by_signal:
-        status = "stopped"
-    else:
-        status = "completed" if code == 0 else "failed"
-    try:
-        agent.finish(status)
-    except Exception as exc:  # noqa: BLE001 - the training's exit code is what counts
-        warn(f"could not finish publishing: {exc}")
-    return 128 - code if code < 0 else code
+    return code
 
 
 def main() -> None:

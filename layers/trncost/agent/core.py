@@ -22,7 +22,6 @@ event (leader only, when `send_event`) follows the last batch.
 from __future__ import annotations
 
 import math
-import os
 import socket
 import sys
 import threading
@@ -39,21 +38,11 @@ from trncost.agent.publish import Publisher
 from trncost.metrics import names as n
 from trncost.metrics.jobs import INSTANCE_COUNT_TAG, INSTANCE_TYPE_TAG, TRIAL_TAG
 from trncost.model.workload import WorkUnit
+from trncost.settings import AGENT_TRIAL_ID_ENV, AgentSettings
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def parse_tags(text: str | None) -> dict[str, str]:
-    """ "k=v,k=v" → {k: v} (TRNCOST_TAGS)."""
-    out: dict[str, str] = {}
-    for part in (text or "").split(","):
-        if "=" in part:
-            k, v = part.split("=", 1)
-            if k.strip():
-                out[k.strip()] = v.strip()
-    return out
 
 
 @dataclass
@@ -75,36 +64,35 @@ class AgentConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **over: Any) -> AgentConfig:
-        env = os.environ if env is None else env
-        tags = parse_tags(env.get("TRNCOST_TAGS"))
+        """From the environment (`env`, default os.environ), the flags in `over` winning."""
+        return cls.from_settings(AgentSettings.from_env(env), **over)
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings, **over: Any) -> AgentConfig:
+        tags = dict(settings.tags)
         tags.update(over.pop("tags", None) or {})
-        trial_id = over.pop("trial_id", None) or env.get("TRNCOST_TRIAL_ID") or tags.get(TRIAL_TAG)
+        trial_id = over.pop("trial_id", None) or settings.trial_id or tags.get(TRIAL_TAG)
         if not trial_id:
-            raise ValueError("no trial id: set TRNCOST_TRIAL_ID, --trial-id or a trncost:trial tag")
+            raise ValueError(
+                f"no trial id: set {AGENT_TRIAL_ID_ENV}, --trial-id or a trncost:trial tag"
+            )
         tags.setdefault(TRIAL_TAG, trial_id)
         itype = (
-            over.pop("instance_type", None)
-            or env.get("TRNCOST_INSTANCE_TYPE")
-            or env.get("SM_CURRENT_INSTANCE_TYPE")
-            or tags.get(INSTANCE_TYPE_TAG)
+            over.pop("instance_type", None) or settings.instance_type or tags.get(INSTANCE_TYPE_TAG)
         )
         count = (
             over.pop("instance_count", None)
-            or env.get("TRNCOST_INSTANCE_COUNT")
+            or settings.instance_count
             or tags.get(INSTANCE_COUNT_TAG)
         )
-        rank = env.get("NODE_RANK") or env.get("AWS_BATCH_JOB_NODE_INDEX") or "0"
-        send = env.get("TRNCOST_SEND_EVENT", "1").lower() not in ("0", "false", "no")
         return cls(
             trial_id=trial_id,
             tags=tags,
             instance_type=itype,
             instance_count=int(count or 1),
-            region=over.pop("region", None)
-            or env.get("AWS_REGION")
-            or env.get("AWS_DEFAULT_REGION"),
-            node_rank=int(rank) if str(rank).isdigit() else 0,
-            send_event=over.pop("send_event", send),
+            region=over.pop("region", None) or settings.region,
+            node_rank=settings.node_rank,
+            send_event=over.pop("send_event", settings.send_event),
             **over,
         )
 

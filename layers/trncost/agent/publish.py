@@ -115,7 +115,7 @@ class Publisher:
             first = out["Entries"][0]
             if out.get("FailedEntryCount") or "EventId" not in first:
                 raise RuntimeError(f"{first.get('ErrorCode')}: {first.get('ErrorMessage')}")
-            return first["EventId"]
+            return str(first["EventId"])
         except Exception as exc:  # noqa: BLE001 - never crash the training
             self._buffer("event", entry, f"{type(exc).__name__}: {exc}")
             return None
