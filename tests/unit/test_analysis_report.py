@@ -23,7 +23,7 @@ from trncost.estimate import analyse
 from trncost.model.analysis import Action, Analysis, CandidateAnalysis, Credits, Decision, Reason
 from trncost.report import render_analysis_report
 from trncost.report.analysis import unit_price
-from trncost.report.html import usd
+from trncost.report.format import usd
 from trncost.requestfile import load_estimate_file
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-8b" / "estimate.json"

@@ -21,7 +21,7 @@ from factories import inputs, instance_quote, snapshot, trial, workload
 from trncost.estimate import estimate
 from trncost.model import Component, EstimateWarning, InputRow, UserAssumption
 from trncost.report import render_report
-from trncost.report.html import usd
+from trncost.report.format import usd
 from trncost.requestfile import load_estimate_file
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-8b" / "estimate.json"

@@ -29,19 +29,14 @@ from trncost.model.analysis import (
     Swing,
     SwingEnd,
 )
-from trncost.report.html import (
-    _PENDING_ROW,
-    COMPONENT_LABELS,
-    STATUS_TEXT,
-    _anchor,
-    _e,
-    _kind_badge,
-    _value_cell,
-    hours,
-    num,
-    provenance_html,
-    usd,
-)
+from trncost.report.format import esc as _e
+from trncost.report.format import hours, num, usd
+from trncost.report.inputs import value_cell as _value_cell
+from trncost.report.provenance import kind_badge as _kind_badge
+from trncost.report.provenance import provenance_html
+from trncost.report.provenance import row_anchor as _anchor
+from trncost.report.shell import COMPONENT_LABELS, STATUS_TEXT
+from trncost.report.shell import PENDING_ROW as _PENDING_ROW
 from trncost.report.style import CSS, PENDING_STRIPE
 
 ACTION_TEXT: dict[Action, str] = {

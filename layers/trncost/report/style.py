@@ -11,6 +11,20 @@ TIME_COLOURS = ("#2563eb", "#f59e0b", "#fbbf24", "#0d9488", "#7c3aed", "#dc2626"
 
 PENDING_STRIPE = "#d97706"
 
+# The analysis page's charts (SVG attributes, so a chart copied out of the page keeps them).
+LOW_COLOUR = "#2563eb"  # tornado: the input at the low end of its range
+HIGH_COLOUR = "#ea580c"  # tornado: the input at the high end of its range
+BAND_COLOUR = "#93c5fd"
+MEDIAN_COLOUR = "#1e3a8a"
+POINT_COLOUR = "#0f172a"
+FIT_COLOUR = "#2563eb"
+IDEAL_COLOUR = "#94a3b8"
+MEASURED_COLOUR = "#0d9488"
+PLANNED_COLOUR = "#7c3aed"
+AXIS_COLOUR = "#94a3b8"
+GRID_COLOUR = "#e2e8f0"
+EXTRAPOLATED_FILL = "#fef3c7"
+
 CSS = """
 :root {
   --ink: #0f172a; --muted: #475569; --line: #cbd5e1; --soft: #f1f5f9; --paper: #ffffff;

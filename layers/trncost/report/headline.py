@@ -1,0 +1,184 @@
+"""The estimate page's top: the header (workload, candidate, status, where the estimate comes
+from), the headline figures (cost per completed target and per 1M tokens, time to target,
+effective throughput) with the formula in a PENDING price, and the warnings."""
+
+from __future__ import annotations
+
+from trncost.model import Estimate
+from trncost.report.format import esc, hours, num, usd
+from trncost.report.shell import STATUS_TEXT, meta_list, warning_items
+
+
+# -- header ------------------------------------------------------------------------------------
+def _parallelism(est: Estimate) -> str:
+    par = est.candidate.parallelism
+    text = f"TP {par.tensor} · PP {par.pipeline} · DP {par.data or 'auto'} · EP {par.expert}"
+    if par.sequence:
+        text += " · SP"
+    return text
+
+
+def _software(est: Estimate) -> str:
+    c = est.candidate
+    text = " ".join(x for x in (c.framework, c.framework_version) if x) or "—"
+    if c.neuron_sdk_version:
+        text += f" · Neuron SDK {c.neuron_sdk_version}"
+    return text
+
+
+def header(
+    est: Estimate,
+    *,
+    estimate_id: str | None,
+    version: int | None,
+    created_at: str | None,
+    workload_name: str | None,
+) -> str:
+    c = est.candidate
+    workload = workload_name or est.workload_id
+    workload_dd = esc(workload) + (
+        f' <span class="muted">(<code>{esc(est.workload_id)}</code>)</span>'
+        if workload_name and workload_name != est.workload_id
+        else ""
+    )
+    if estimate_id:
+        ident = f"<code>{esc(estimate_id)}</code>"
+        ident += f" · version {esc(version)}" if version is not None else ""
+    else:
+        ident = '<span class="muted">not stored</span>'
+    meta = [
+        ("Workload", workload_dd),
+        ("Estimate", ident),
+        ("Created", esc(created_at) if created_at else '<span class="muted">—</span>'),
+        ("Engine version", f"<code>{esc(est.engine_version)}</code>"),
+        ("Price snapshot", f"<code>{esc(est.snapshot_id)}</code>"),
+        ("Platform / purchase", f"{esc(c.platform)} · {esc(c.purchase_option)} · {esc(c.region)}"),
+        ("Parallelism", esc(_parallelism(est))),
+        ("Software", esc(_software(est))),
+    ]
+    n_warn = len(est.warnings)
+    warn_chip = (
+        f' <a class="small" href="#warnings">{n_warn} warning{"s" if n_warn != 1 else ""}</a>'
+        if n_warn
+        else ""
+    )
+    return (
+        '<header class="report-header"><div class="card">'
+        f'<p class="muted small">trncost · cost to reach one completed training target</p>'
+        f"<h1>{esc(workload)}</h1>"
+        f'<p class="candidate"><strong>{esc(c.label)}</strong> '
+        f'<span class="status status-{esc(est.status)}" id="status" '
+        f'data-status="{esc(est.status)}">'
+        f"{STATUS_TEXT.get(est.status, esc(est.status.upper()))}</span>{warn_chip}</p>"
+        f'<dl class="meta">{meta_list(meta)}</dl>'
+        "</div></header>"
+    )
+
+
+# -- headline ----------------------------------------------------------------------------------
+def figure(label: str, value: str, sub: str = "", cls: str = "", fig_id: str = "") -> str:
+    ident = f' id="{fig_id}"' if fig_id else ""
+    sub_html = f'<div class="small muted">{sub}</div>' if sub else ""
+    return (
+        f'<div class="figure"{ident}><div class="label">{label}</div>'
+        f'<div class="{" ".join(("value", cls)).strip()}">{value}</div>{sub_html}</div>'
+    )
+
+
+def target_text(est: Estimate) -> str:
+    text = f"{num(est.target_amount)} {esc(est.target_unit)}"
+    if est.target_tokens and est.target_unit != "tokens":
+        text += f" ({num(est.target_tokens)} tokens)"
+    return text
+
+
+def _cost_figures(est: Estimate) -> list[str]:
+    """Cost per completed target and per 1M tokens, as the status allows."""
+    per_target, per_million = "cost-per-target", "cost-per-million-tokens"
+    if est.status == "complete":
+        cost = est.cost_per_target_usd if est.cost_per_target_usd is not None else est.total_usd
+        first = figure("Cost per completed target", usd(cost), target_text(est), "", per_target)
+        if est.cost_per_million_tokens_usd is not None:
+            million = usd(est.cost_per_million_tokens_usd)
+            return [first, figure("Cost per 1M tokens", million, "", "", per_million)]
+        unknown = "tokens of the target unknown"
+        return [first, figure("Cost per 1M tokens", "—", unknown, "none", per_million)]
+    if est.status == "incomplete":
+        n = len(est.pending_terms)
+        waits = (
+            f"waits on {n} price{'s' if n != 1 else ''} with no official basis; "
+            f"known part {usd(est.total_known_usd)}"
+        )
+        same = "waits on the same price(s)"
+        return [
+            figure("Cost per completed target", "PENDING", waits, "pending", per_target),
+            figure("Cost per 1M tokens", "PENDING", same, "pending", per_million),
+        ]
+    never = "the plan cannot finish"
+    return [
+        figure("Cost per completed target", "no total", never, "none", per_target),
+        figure("Cost per 1M tokens", "—", "", "none", per_million),
+    ]
+
+
+def _time_figures(est: Estimate) -> list[str]:
+    """Time to target, and the effective throughput when there is one."""
+    t = est.time
+    if t is not None:
+        held = f"instances held {hours(t.held_h)}"
+        out = [figure("Time to target", esc(hours(t.total_h)), held, "", "time-to-target")]
+    else:
+        out = [figure("Time to target", "never", "", "none", "time-to-target")]
+    if est.effective_throughput is not None:
+        steady = (
+            f"steady {num(est.steady_throughput)} {esc(est.target_unit)}/s"
+            if est.steady_throughput is not None
+            else ""
+        )
+        value = (
+            f"{num(est.effective_throughput)} <span class='small'>{esc(est.target_unit)}/s</span>"
+        )
+        out.append(figure("Effective throughput", value, steady))
+    return out
+
+
+def _total(est: Estimate) -> str:
+    """The total: the formula in the pending price, why it cannot finish, or the formula."""
+    if est.status == "incomplete":
+        terms = "".join(
+            f"<li><code>P[{esc(term.price_key)}]</code> × {term.quantity:,.2f} {esc(term.unit)}"
+            f" — <span class='pending-text'>PENDING</span>: {esc(term.reason)}"
+            f"<span class='inputs-of small muted'>lines: {esc('; '.join(term.lines))}</span></li>"
+            for term in est.pending_terms
+        )
+        return (
+            "<h3>Total, as a formula in the pending price</h3>"
+            f'<code class="formula" id="total-formula">{esc(est.total_formula)}</code>'
+            f'<ul class="pending-terms">{terms}</ul>'
+        )
+    if est.status == "infeasible":
+        return (
+            '<h3>Infeasible</h3><p class="infeasible-reason" id="infeasible-reason">'
+            f"{esc(est.infeasible_reason or est.total_formula)}</p>"
+        )
+    return f'<p class="small muted" id="total-formula">Total: {esc(est.total_formula)}</p>'
+
+
+def headline(est: Estimate) -> str:
+    figures = [*_cost_figures(est), *_time_figures(est)]
+    body = f'<div class="figures">{"".join(figures)}</div>' + _total(est)
+    if est.status != "complete":
+        body += f'<p class="small">Target: {target_text(est)}</p>'
+    return f'<section id="headline"><h2>Headline</h2>{body}</section>'
+
+
+def warnings(est: Estimate) -> str:
+    if not est.warnings:
+        return (
+            '<section id="warnings" class="no-warnings"><h2>Warnings</h2>'
+            '<p class="muted">No warnings.</p></section>'
+        )
+    return (
+        f'<section id="warnings" class="warnings"><h2>⚠ Warnings ({len(est.warnings)})</h2>'
+        f"<ul>{warning_items(est.warnings)}</ul></section>"
+    )

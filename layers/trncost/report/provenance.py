@@ -1,0 +1,78 @@
+"""Where a number comes from, as HTML: the provenance kinds, their badges and the anchors of
+input rows that other rows (and the analysis page's charts) link to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trncost.model import OfficialPrice, Provenance, ProvenanceKind, TrialMeasurement
+from trncost.report.format import esc
+
+KIND_HELP: dict[ProvenanceKind, str] = {
+    ProvenanceKind.official_price: "AWS Price List snapshot (SKU, rate code, effective date)",
+    ProvenanceKind.trial_measurement: "measured in trial runs (trial ids, metric)",
+    ProvenanceKind.user_assumption: "stated by the user (name, note)",
+    ProvenanceKind.derived: "computed by a formula over other rows",
+    ProvenanceKind.pending: "no basis yet: never 0, never guessed",
+}
+
+
+def row_anchor(row_id: str) -> str:
+    """The anchor of an input row on the estimate page (whitespace becomes `_`)."""
+    return "input-" + "_".join(row_id.split())
+
+
+def kind_badge(kind: str) -> str:
+    return f'<span class="kind kind-{esc(kind)}">{esc(kind)}</span>'
+
+
+def row_links(ids: Iterable[str], known: set[str]) -> str:
+    """Row ids as code, linked to their rows when they are `known` on the page."""
+    parts = []
+    for row_id in ids:
+        if row_id in known:
+            parts.append(f'<a href="#{esc(row_anchor(row_id))}"><code>{esc(row_id)}</code></a>')
+        else:
+            parts.append(f"<code>{esc(row_id)}</code>")
+    return ", ".join(parts)
+
+
+def _official(p: OfficialPrice) -> str:
+    out = (
+        f"snapshot <code>{esc(p.snapshot_id)}</code> ({esc(p.source)}) · "
+        f"SKU <code>{esc(p.sku)}</code> · rate code <code>{esc(p.rate_code)}</code>"
+    )
+    if p.effective_date:
+        out += f" · effective {esc(p.effective_date)}"
+    return out
+
+
+def _measured(p: TrialMeasurement) -> str:
+    trials = ", ".join(f"<code>{esc(t)}</code>" for t in p.trial_ids)
+    out = f"{esc(p.metric)} ← trials {trials}"
+    if p.code_versions:
+        out += " · code " + ", ".join(f"<code>{esc(v)}</code>" for v in p.code_versions)
+    if p.dataset_ids:
+        out += " · dataset " + ", ".join(f"<code>{esc(d)}</code>" for d in p.dataset_ids)
+    return out
+
+
+def provenance_html(p: Provenance, known: set[str]) -> str:
+    """Where a number comes from, as HTML (every data text escaped)."""
+    match p.kind:
+        case "official_price":
+            return _official(p)
+        case "trial_measurement":
+            return _measured(p)
+        case "user_assumption":
+            return f"<strong>{esc(p.name)}</strong>" + (f" — {esc(p.note)}" if p.note else "")
+        case "derived":
+            out = f"<code>{esc(p.formula)}</code>"
+            if p.inputs:
+                out += f'<span class="inputs-of small">from {row_links(p.inputs, known)}</span>'
+            return out
+        case _:
+            out = f'<span class="pending-text">PENDING</span>: {esc(p.reason)}'
+            if p.price_key:
+                out += f" · <code>P[{esc(p.price_key)}]</code>"
+            return out
