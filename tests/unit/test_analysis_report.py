@@ -22,8 +22,7 @@ from factories import inputs, instance_quote, snapshot, trial, workload
 from trncost.estimate import analyse
 from trncost.model.analysis import Action, Analysis, CandidateAnalysis, Credits, Decision, Reason
 from trncost.report import render_analysis_report
-from trncost.report.analysis import unit_price
-from trncost.report.format import usd
+from trncost.report.format import unit_price, usd
 from trncost.requestfile import load_estimate_file
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-8b" / "estimate.json"

@@ -1,0 +1,134 @@
+"""The analysis page's comparison on the same work: candidates ranked by cost per completed
+target and by time within groups of comparable candidates, the pairs that are not comparable
+and why, the break-even prices of PENDING candidates, and those that could not be estimated."""
+
+from __future__ import annotations
+
+from trncost.model.analysis import Comparison, RankedCandidate
+from trncost.report.anchors import PageAnchors
+from trncost.report.format import esc, hours, unit_price, usd
+from trncost.report.shell import PENDING_ROW, status_badge
+
+
+def _cost_cell(r: RankedCandidate) -> str:
+    if r.cost_per_target_usd is not None:
+        return esc(usd(r.cost_per_target_usd))
+    if r.pending_formula:
+        return (
+            '<span class="pending-text">PENDING</span>'
+            f'<div class="small mono pending-formula">{esc(r.pending_formula)}</div>'
+        )
+    if r.status == "infeasible":
+        return '<span class="bad-text">no total</span>'
+    return '<span class="muted">—</span>'
+
+
+def _rank_cell(rank: int | None) -> str:
+    return f"#{rank}" if rank is not None else '<span class="muted">—</span>'
+
+
+def _time_text(r: RankedCandidate) -> str:
+    return esc(hours(r.time_to_target_h)) if r.time_to_target_h is not None else "never"
+
+
+def _ranking(comp: Comparison, page: PageAnchors) -> str:
+    rows = "".join(
+        f'<tr data-candidate="{esc(r.candidate_id)}" data-group="{r.group}" '
+        f'data-cost-rank="{r.cost_rank if r.cost_rank is not None else ""}" '
+        f'data-time-rank="{r.time_rank if r.time_rank is not None else ""}"'
+        f"{PENDING_ROW if r.cost_per_target_usd is None else ''}>"
+        f'<td class="num">{r.group}</td><td class="num">{_rank_cell(r.cost_rank)}</td>'
+        f'<td class="num">{_rank_cell(r.time_rank)}</td>'
+        f"<td>{page.candidate_link(r.candidate_id)}</td>"
+        f"<td>{status_badge(r.status)}</td><td class='num'>{_cost_cell(r)}</td>"
+        f"<td class='num'>{_time_text(r)}</td>"
+        f'<td class="small">{esc(r.note or "")}</td></tr>'
+        for r in comp.by_cost
+    )
+    return (
+        '<div class="table-wrap"><table id="ranking"><thead><tr><th class="num">group</th>'
+        '<th class="num">by cost</th><th class="num">by time</th><th>candidate</th>'
+        '<th>status</th><th class="num">cost per completed target</th>'
+        '<th class="num">time to target</th><th>note</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+        '<p class="small muted">Ranks are within a group of comparable candidates (same '
+        "target, dataset, quality gate and timing scope): candidates in different groups are "
+        "never ranked against each other. A PENDING price is not ranked by cost: see its "
+        "break-even price.</p>"
+    )
+
+
+def _by_time(comp: Comparison, page: PageAnchors) -> str:
+    items = "".join(
+        f'<li data-candidate="{esc(r.candidate_id)}">group {r.group} · '
+        f"{_rank_cell(r.time_rank)} {page.candidate_link(r.candidate_id)} — "
+        f"{_time_text(r)}</li>"
+        for r in comp.by_time
+    )
+    return f'<h3>Ranked by time to target</h3><ul class="by-time" id="by-time">{items}</ul>'
+
+
+def _not_comparable(comp: Comparison, page: PageAnchors) -> str:
+    if not comp.not_comparable:
+        return (
+            '<h3>Not comparable</h3><p class="small muted" id="not-comparable">None: every '
+            "estimated candidate shares the target, dataset, quality gate and timing scope."
+            "</p>"
+        )
+    items = "".join(
+        f'<li data-a="{esc(n.a)}" data-b="{esc(n.b)}">{page.candidate_link(n.a)} vs '
+        f"{page.candidate_link(n.b)}: <strong>not comparable</strong> — "
+        f"{esc('; '.join(n.reasons))}</li>"
+        for n in comp.not_comparable
+    )
+    return (
+        f"<h3>Not comparable ({len(comp.not_comparable)} pairs)</h3>"
+        f'<ul id="not-comparable">{items}</ul>'
+    )
+
+
+def _break_evens(comp: Comparison, page: PageAnchors) -> str:
+    if not comp.break_evens:
+        return ""
+    rows = "".join(
+        f'<tr data-candidate="{esc(b.candidate_id)}" data-price-key="{esc(b.price_key)}">'
+        f"<td>{page.candidate_link(b.candidate_id)}</td>"
+        f"<td><code>P[{esc(b.price_key)}]</code></td>"
+        f"<td>{page.candidate_link(b.against)}</td>"
+        f'<td class="num">{esc(unit_price(b.price_usd))}'
+        f'<span class="small muted"> / {esc(b.unit)}</span></td>'
+        f'<td class="small">{esc(b.note)}</td></tr>'
+        for b in comp.break_evens
+    )
+    return (
+        "<h3>Break-even prices of PENDING candidates</h3>"
+        '<div class="table-wrap"><table id="break-evens"><thead><tr><th>candidate</th>'
+        "<th>pending price</th><th>against (cheapest comparable, fully priced)</th>"
+        '<th class="num">break-even price</th><th>meaning</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _excluded(comp: Comparison, page: PageAnchors) -> str:
+    if not comp.excluded:
+        return ""
+    items = "".join(
+        f'<li data-candidate="{esc(cid)}">{page.candidate_link(cid)}: {esc(reason)}</li>'
+        for cid, reason in comp.excluded.items()
+    )
+    return f'<h3>Could not be estimated ({len(comp.excluded)})</h3><ul id="excluded">{items}</ul>'
+
+
+def comparison(comp: Comparison, page: PageAnchors) -> str:
+    return "".join(
+        (
+            '<section id="comparison"><h2>Comparison on the same work</h2>',
+            "<h3>Ranked by cost per completed target</h3>",
+            _ranking(comp, page),
+            _by_time(comp, page),
+            _not_comparable(comp, page),
+            _break_evens(comp, page),
+            _excluded(comp, page),
+            "</section>",
+        )
+    )
