@@ -129,8 +129,9 @@ class Inputs:
         for values in (rates, samples):
             if len(values) >= 2:
                 mean = float(np.mean(values))
-                lows.append(min(values) / mean)
-                highs.append(max(values) / mean)
+                # clamped: equal values over a mean that rounds off by an ulp bracket it still
+                lows.append(min(min(values) / mean, 1.0))
+                highs.append(max(max(values) / mean, 1.0))
         return max(cvs), min(lows), max(highs)
 
     def _throughput(self) -> None:
