@@ -24,7 +24,8 @@ CDK_JSON = Path(__file__).resolve().parent / "cdk.json"
 
 def cdk_json_context() -> dict[str, Any]:
     """The `context` object of cdk.json (what the CDK CLI passes to the app)."""
-    return json.loads(CDK_JSON.read_text())["context"]
+    context: dict[str, Any] = json.loads(CDK_JSON.read_text())["context"]
+    return context
 
 
 def build_app(context: dict[str, Any] | None = None, outdir: str | None = None) -> cdk.App:

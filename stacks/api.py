@@ -11,20 +11,19 @@ policy, only principals of this account whose IAM policies allow `execute-api:In
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
-from aws_cdk import aws_iam as iam
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from stacks.base import StackOptions, TrncostStack, retained_log_group
 from stacks.config import StageConfig
-from stacks.data import index_arns
 from stacks.lambda_factory import TrncostFunction
-from stacks.pricing import CAPACITY_BLOCK_ACTIONS, PRICE_LIST_ACTIONS, catalog_json
+from stacks.permissions import grant_price_reads, grant_put_events, grant_table
+from stacks.pricing import catalog_json
 from trncost.events import BUS_NAME_ENV
 from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV
 from trncost.store.schema import TABLE_NAME_ENV
@@ -45,8 +44,6 @@ TABLE_ACTIONS = [
     "dynamodb:BatchWriteItem",
     "dynamodb:ConditionCheckItem",
 ]
-INDEX_ACTIONS = ["dynamodb:Query"]
-BUS_ACTIONS = ["events:PutEvents"]  # "Price Snapshot Taken" after POST /prices/snapshots
 
 
 class EstimateApi(Construct):
@@ -81,18 +78,13 @@ class EstimateApi(Construct):
             },
         )
         # POST /prices/snapshots may take a live snapshot: the prices function's Price List
-        # and Capacity Block reads (no resource-level permissions, hence "*").
-        for actions, resources in (
-            (PRICE_LIST_ACTIONS + CAPACITY_BLOCK_ACTIONS, ["*"]),
-            (TABLE_ACTIONS, [table.table_arn]),
-            (INDEX_ACTIONS, index_arns(table)),
-            (BUS_ACTIONS, [bus.event_bus_arn]),
-        ):
-            self.handler.add_to_role_policy(
-                iam.PolicyStatement(actions=actions, resources=resources)
-            )
+        # and Capacity Block reads, and its "Price Snapshot Taken" event.
+        grant_price_reads(self.handler.role)
+        grant_table(self.handler.role, table, TABLE_ACTIONS)
+        grant_put_events(self.handler.role, bus)
 
-        self.access_logs = self._log_group("AccessLogs", config)
+        retention_days = config.log_retention_days
+        self.access_logs = retained_log_group(self, "AccessLogs", retention_days=retention_days)
         self.rest_api = apigw.RestApi(
             self,
             "RestApi",
@@ -137,10 +129,11 @@ class EstimateApi(Construct):
 
         # API Gateway creates the execution log group on first use, without retention: create
         # it first, with the stage's retention, and deploy the stage after it.
-        self.execution_logs = self._log_group(
+        self.execution_logs = retained_log_group(
+            self,
             "ExecutionLogs",
-            config,
-            log_group_name=(f"API-Gateway-Execution-Logs_{self.rest_api.rest_api_id}/{stage_name}"),
+            retention_days=retention_days,
+            log_group_name=f"API-Gateway-Execution-Logs_{self.rest_api.rest_api_id}/{stage_name}",
         )
         self.rest_api.deployment_stage.node.add_dependency(self.execution_logs)
 
@@ -171,22 +164,8 @@ class EstimateApi(Construct):
             request_parameters={"method.request.path.proxy": True},
         )
 
-    def _log_group(
-        self, construct_id: str, config: StageConfig, log_group_name: str | None = None
-    ) -> logs.LogGroup:
-        log_group = logs.LogGroup(
-            self,
-            construct_id,
-            log_group_name=log_group_name,
-            removal_policy=cdk.RemovalPolicy.RETAIN,
-        )
-        # StageConfig validated the day count; RetentionDays' Python values are names, not days.
-        resource = cast(logs.CfnLogGroup, log_group.node.default_child)
-        resource.retention_in_days = config.log_retention_days
-        return log_group
 
-
-class TrncostApi(cdk.Stack):
+class TrncostApi(TrncostStack):
     """The HTTP API of trncost, over the data stack's table and bus."""
 
     def __init__(
@@ -197,19 +176,17 @@ class TrncostApi(cdk.Stack):
         config: StageConfig,
         table: dynamodb.ITable,
         bus: events.IEventBus,
-        **kwargs: object,
+        **options: Unpack[StackOptions],
     ) -> None:
         super().__init__(
             scope,
             construct_id,
             description="trncost API: REST API (IAM auth) over the estimate engine",
-            **kwargs,
+            **options,
         )
         self.config = config
-        stage = cdk.Stage.of(self)
-        stage_name = stage.stage_name if stage is not None and stage.stage_name else "default"
         self.api = EstimateApi(
-            self, "Api", config=config, table=table, bus=bus, stage_name=stage_name
+            self, "Api", config=config, table=table, bus=bus, stage_name=self.stage_name
         )
         cdk.CfnOutput(
             self,

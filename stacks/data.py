@@ -6,11 +6,14 @@ and the tests create with boto3; its events ("Price Snapshot Taken", ...) go to 
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from constructs import Construct
 
+from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
 from trncost.events import AGENT_SOURCE, SOURCE
 from trncost.store.schema import TABLE, KeyAttr, TableSchema
@@ -85,7 +88,7 @@ class TrncostBus(Construct):
         )
 
 
-class TrncostData(cdk.Stack):
+class TrncostData(TrncostStack):
     """Holds trncost's state (the table) and carries its events (the bus)."""
 
     def __init__(
@@ -94,21 +97,19 @@ class TrncostData(cdk.Stack):
         construct_id: str,
         *,
         config: StageConfig,
-        **kwargs: object,
+        **options: Unpack[StackOptions],
     ) -> None:
         super().__init__(
             scope,
             construct_id,
             description="trncost data: trial records, price snapshots and estimates",
-            **kwargs,
+            **options,
         )
         self.config = config
-        stage = cdk.Stage.of(self)
-        stage_name = stage.stage_name if stage is not None and stage.stage_name else "default"
 
         self.data_table = TrncostTable(self, "Data")
         self.table = self.data_table.table
-        self.events = TrncostBus(self, "Events", stage_name=stage_name)
+        self.events = TrncostBus(self, "Events", stage_name=self.stage_name)
         self.bus = self.events.bus
 
         cdk.CfnOutput(self, "TableName", value=self.table.table_name)

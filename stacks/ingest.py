@@ -20,20 +20,20 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
-from stacks.data import index_arns
 from stacks.lambda_factory import TrncostFunction, dead_letter_queue
+from stacks.permissions import grant, grant_put_events, grant_table, regional_arn
 from trncost.events import BUS_NAME_ENV, DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.services.ingest import LEASE_S
@@ -57,7 +57,7 @@ EVENT_MAX_AGE = cdk.Duration.hours(24)
 
 # What the ingest and refresh services do with the table (store/ingest.py, store/records.py,
 # store/prices.py): claims by conditional put, complete by update, release by conditional
-# delete, reads and queries. An index only serves queries.
+# delete, reads and queries.
 TABLE_ACTIONS = [
     "dynamodb:GetItem",
     "dynamodb:PutItem",
@@ -66,12 +66,10 @@ TABLE_ACTIONS = [
     "dynamodb:Query",
     "dynamodb:ConditionCheckItem",
 ]
-INDEX_ACTIONS = ["dynamodb:Query"]
 # CloudWatch reads (metrics/cloudwatch.py: GetMetricData batches, ListMetrics to count the
 # agent's metrics of a trial): neither supports resource-level permissions, so Resource "*".
 METRICS_ACTIONS = ["cloudwatch:GetMetricData", "cloudwatch:ListMetrics"]
 TRAINING_JOB_ACTIONS = ["sagemaker:DescribeTrainingJob"]
-BUS_ACTIONS = ["events:PutEvents"]
 
 # Rules: (construct id, pattern, on the project bus?). SageMaker and Batch send their state
 # changes to the account's default bus only; trncost's own events go to the project bus.
@@ -189,28 +187,6 @@ def _consume(function: TrncostFunction, queue: sqs.IQueue) -> None:
     )
 
 
-def _grant_table(function: TrncostFunction, table: dynamodb.ITable) -> None:
-    function.add_to_role_policy(
-        iam.PolicyStatement(actions=TABLE_ACTIONS, resources=[table.table_arn])
-    )
-    function.add_to_role_policy(
-        iam.PolicyStatement(actions=INDEX_ACTIONS, resources=index_arns(table))
-    )
-
-
-def training_job_arn(scope: Construct) -> str:
-    """arn:<partition>:sagemaker:<region>:<account>:training-job/*, from pseudo parameters (the
-    deploy's own account and region, and one cdk-nag acknowledgement for every stage)."""
-    return cdk.Stack.of(scope).format_arn(
-        service="sagemaker",
-        resource="training-job",
-        resource_name="*",
-        region=cdk.Aws.REGION,
-        account=cdk.Aws.ACCOUNT_ID,
-        arn_format=cdk.ArnFormat.SLASH_RESOURCE_NAME,
-    )
-
-
 def _route_all(
     work: WorkQueue,
     rules: Sequence[tuple[str, Mapping[str, Any], bool]],
@@ -264,15 +240,11 @@ class TrialIngest(Construct):
                 BUS_NAME_ENV: bus.event_bus_name,
             },
         )
-        _grant_table(self.ingest, table)
-        for actions, resources in (
-            (METRICS_ACTIONS, ["*"]),
-            (TRAINING_JOB_ACTIONS, [training_job_arn(self)]),
-            (BUS_ACTIONS, [bus.event_bus_arn]),
-        ):
-            self.ingest.add_to_role_policy(
-                iam.PolicyStatement(actions=actions, resources=resources)
-            )
+        role = self.ingest.role
+        grant_table(role, table, TABLE_ACTIONS)
+        grant(role, METRICS_ACTIONS, ["*"])
+        grant(role, TRAINING_JOB_ACTIONS, [regional_arn(self, "sagemaker", "training-job")])
+        grant_put_events(role, bus)
         _consume(self.ingest, self.work.queue)
 
 
@@ -302,11 +274,11 @@ class EstimateRefresh(Construct):
             timeout=REFRESH_TIMEOUT,
             environment={TABLE_NAME_ENV: table.table_name},
         )
-        _grant_table(self.refresh, table)
+        grant_table(self.refresh.role, table, TABLE_ACTIONS)
         _consume(self.refresh, self.work.queue)
 
 
-class TrncostIngest(cdk.Stack):
+class TrncostIngest(TrncostStack):
     """Trial ingest and estimate refresh, on the data stack's table and bus."""
 
     def __init__(
@@ -317,13 +289,13 @@ class TrncostIngest(cdk.Stack):
         config: StageConfig,
         table: dynamodb.ITable,
         bus: events.IEventBus,
-        **kwargs: object,
+        **options: Unpack[StackOptions],
     ) -> None:
         super().__init__(
             scope,
             construct_id,
             description="trncost ingest: finished trial jobs to trial records, estimate refresh",
-            **kwargs,
+            **options,
         )
         self.config = config
         self.trial_ingest = TrialIngest(self, "TrialIngest", config=config, table=table, bus=bus)

@@ -1,8 +1,9 @@
 """The house Lambda factory: every trncost function is built here, the same way.
 
-- `TrncostLayer`: the one Lambda layer, the `trncost` package (layers/trncost, less the agent,
-  the local runtime and the CLI) under `python/trncost/` plus the pinned dependencies of
-  layers/trncost/requirements.txt, installed by pip for arm64 on the host: no Docker.
+- `TrncostLayer`: the one Lambda layer, the `trncost` package (layers/trncost, less what only
+  the CLI, the agent and the local runtime use: LAYER_LEFT_OUT) under `python/trncost/` plus
+  the pinned dependencies of layers/trncost/requirements.txt, installed by pip for arm64 on the
+  host: no Docker.
 - `TrncostFunction`: arm64, `RUNTIME`, handler code from lambdas/<name>/ only, the layer, its
   own log group (retention from the stage), JSON logs, X-Ray, Powertools env vars, its own role
   (no AWS managed policy), and an encrypted TLS-only SQS dead-letter queue for async invokes.
@@ -24,19 +25,19 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import cast
 
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_scheduler_targets as scheduler_targets
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from stacks.base import retained_log_group
 from stacks.config import StageConfig
+from stacks.permissions import INVOKE_ACTIONS, LOG_WRITE_ACTIONS, grant
 from trncost.observability import NAMESPACE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -58,12 +59,17 @@ RUNTIME_PROVIDED_PACKAGES = frozenset(
     {"boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"}
 )
 
-# Paths under LAYERS_DIR that are not shipped. Used both to fingerprint the asset (so its hash
-# changes with the package source and requirements, and not with caches) and to copy it.
-LAYER_EXCLUDES: tuple[str, ...] = (
+# The parts of the package no Lambda handler uses, left out of the layer (tests/infra: no
+# handler imports them, even lazily, and every handler imports with the layer's files alone).
+LAYER_LEFT_OUT: tuple[str, ...] = (
     f"{PACKAGE}/agent",  # runs inside training jobs, not in Lambda
     f"{PACKAGE}/local",  # the embedded runtime for `make run` and tests
     f"{PACKAGE}/cli",  # the trncost command
+)
+# Paths under LAYERS_DIR that are not shipped. Used both to fingerprint the asset (so its hash
+# changes with the package source and requirements, and not with caches) and to copy it.
+LAYER_EXCLUDES: tuple[str, ...] = (
+    *LAYER_LEFT_OUT,
     "**/__pycache__",
     "**/*.pyc",
     "*.egg-info",
@@ -147,7 +153,9 @@ class LocalLayerBundler:
     def __init__(self, source_dir: Path = LAYERS_DIR) -> None:
         self.source_dir = Path(source_dir)
 
-    def try_bundle(self, output_dir: str, options: cdk.BundlingOptions) -> bool:
+    # jsii hands over the cdk.BundlingOptions (positionally; its stub spells them as keywords):
+    # this bundler needs none of them.
+    def try_bundle(self, output_dir: str, *_options: object, **_props: object) -> bool:
         target = Path(output_dir) / "python"
         target.mkdir(parents=True, exist_ok=True)
         command = pip_install_command(self.source_dir / LAYER_REQUIREMENTS, target)
@@ -257,10 +265,9 @@ class TrncostFunction(Construct):
         if clash:
             raise ValueError(f"environment may not override {sorted(clash)}")
 
-        self.log_group = logs.LogGroup(self, "LogGroup", removal_policy=cdk.RemovalPolicy.RETAIN)
-        # StageConfig validated the day count; RetentionDays' Python values are names, not days.
-        log_group_resource = cast(logs.CfnLogGroup, self.log_group.node.default_child)
-        log_group_resource.retention_in_days = config.log_retention_days
+        self.log_group = retained_log_group(
+            self, "LogGroup", retention_days=config.log_retention_days
+        )
         self.role = iam.Role(
             self,
             "Role",
@@ -268,12 +275,7 @@ class TrncostFunction(Construct):
             description=f"trncost {name} function",
         )
         # Instead of AWSLambdaBasicExecutionRole: write to its own log group only.
-        self.role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[self.log_group.log_group_arn],
-            )
-        )
+        grant(self.role, LOG_WRITE_ACTIONS, [self.log_group.log_group_arn])
         self.dead_letter_queue = dead_letter_queue(self)
         self.function = lambda_.Function(
             self,
@@ -315,14 +317,26 @@ class _InvokeThisFunction(scheduler_targets.LambdaInvoke):
     """LambdaInvoke whose role may invoke exactly the function ARN (the stock target also
     grants `<arn>:*`, every version and alias)."""
 
-    def __init__(self, function: lambda_.IFunction, **props: object) -> None:
-        super().__init__(function, **props)
+    def __init__(
+        self,
+        function: lambda_.IFunction,
+        *,
+        role: iam.IRole,
+        dead_letter_queue: sqs.IQueue,
+        retry_attempts: int,
+        max_event_age: cdk.Duration,
+    ) -> None:
+        super().__init__(
+            function,
+            role=role,
+            dead_letter_queue=dead_letter_queue,
+            retry_attempts=retry_attempts,
+            max_event_age=max_event_age,
+        )
         self._function_arn = function.function_arn
 
     def _add_target_action_to_role(self, role: iam.IRole) -> None:
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self._function_arn])
-        )
+        grant(role, INVOKE_ACTIONS, [self._function_arn])
 
 
 class ScheduledInvocation(Construct):

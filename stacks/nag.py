@@ -15,6 +15,8 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import IConstruct
 
+from stacks.workflow import EC2_RUN_RESOURCES  # the resources the launcher's role names
+
 # (id, reason), applied to every stack. The id is exactly what the synth report prints after
 # "Acknowledge with", pack prefix included, e.g. "Serverless::Serverless-LambdaTracing" or
 # "AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/...]".
@@ -228,8 +230,6 @@ def apply_nag(
 
 
 # The trial workflow (stacks/workflow.py): launching trial jobs.
-from stacks.workflow import EC2_RUN_RESOURCES  # noqa: E402 - the resources its role names
-
 _WILDCARD_LAUNCH = (
     "Launching trial jobs needs resource-level wildcards the services impose: SageMaker"
     " training jobs are named per run at launch (arn ...:training-job/* of this account and"
@@ -243,7 +243,7 @@ _WILDCARD_LAUNCH = (
 )
 WORKFLOW_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
     (
-        "TrncostWorkflow/TrialSteps/Role/DefaultPolicy",
+        "TrncostWorkflow/Steps/TrialSteps/Role/DefaultPolicy",
         f"AwsSolutions::AwsSolutions-IAM5[{resource}]",
         _WILDCARD_LAUNCH,
     )
@@ -261,20 +261,20 @@ WORKFLOW_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
     )
 ] + [
     (
-        "TrncostWorkflow/TrainingRole/DefaultPolicy",
+        "TrncostWorkflow/Training/TrainingRole/DefaultPolicy",
         "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
         "cloudwatch:PutMetricData has no resource-level permissions: it is allowed only with the"
         " condition cloudwatch:namespace = trncost/Agent, the trial agent's namespace.",
     ),
     (
-        "TrncostWorkflow/TrainingRole/DefaultPolicy",
+        "TrncostWorkflow/Training/TrainingRole/DefaultPolicy",
         "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:"
         "<AWS::AccountId>:log-group:/aws/sagemaker/TrainingJobs:*]",
         "SageMaker training jobs write to the /aws/sagemaker/TrainingJobs log group, one stream"
         " per job and host, named at run time: the ':*' covers the group's streams only.",
     ),
     (
-        "TrncostWorkflow/StateMachine/Role/DefaultPolicy",
+        "TrncostWorkflow/TrialPlans/StateMachine/Role/DefaultPolicy",
         "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
         "Only what Step Functions needs for logging to CloudWatch Logs (logs:CreateLogDelivery"
         " and the other log-delivery actions, which take only '*') and X-Ray tracing"

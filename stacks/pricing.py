@@ -7,28 +7,21 @@ Scheduler ──► prices Lambda ──Price List API, EC2 Capacity Blocks─�
 from __future__ import annotations
 
 import json
+from typing import Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
-from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
-from stacks.data import index_arns
 from stacks.lambda_factory import ScheduledInvocation, TrncostFunction
+from stacks.permissions import grant_price_reads, grant_put_events, grant_table
 from trncost.events import BUS_NAME_ENV
 from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV
 from trncost.store.schema import TABLE_NAME_ENV
 
-# Read-only Price List Query API and Capacity Block offerings: neither supports resource-level
-# permissions (Service Authorization Reference), so these take Resource "*".
-PRICE_LIST_ACTIONS = [
-    "pricing:GetProducts",
-    "pricing:DescribeServices",
-    "pricing:GetAttributeValues",
-]
-CAPACITY_BLOCK_ACTIONS = ["ec2:DescribeCapacityBlockOfferings"]
 # What the snapshot repository does with the table (store/prices.py): conditional puts, batch
 # writes of quotes, the latest pointer, reads and queries.
 TABLE_ACTIONS = [
@@ -39,8 +32,6 @@ TABLE_ACTIONS = [
     "dynamodb:UpdateItem",
     "dynamodb:ConditionCheckItem",
 ]
-INDEX_ACTIONS = ["dynamodb:Query"]
-BUS_ACTIONS = ["events:PutEvents"]
 
 
 def catalog_json(config: StageConfig) -> str:
@@ -76,15 +67,9 @@ class PriceSnapshotter(Construct):
                 CATALOG_ENV: catalog_json(config),
             },
         )
-        for actions, resources in (
-            (PRICE_LIST_ACTIONS + CAPACITY_BLOCK_ACTIONS, ["*"]),
-            (TABLE_ACTIONS, [table.table_arn]),
-            (INDEX_ACTIONS, index_arns(table)),
-            (BUS_ACTIONS, [bus.event_bus_arn]),
-        ):
-            self.prices.add_to_role_policy(
-                iam.PolicyStatement(actions=actions, resources=resources)
-            )
+        grant_price_reads(self.prices.role)
+        grant_table(self.prices.role, table, TABLE_ACTIONS)
+        grant_put_events(self.prices.role, bus)
         self.schedule = ScheduledInvocation(
             self,
             "Schedule",
@@ -94,7 +79,7 @@ class PriceSnapshotter(Construct):
         )
 
 
-class TrncostPricing(cdk.Stack):
+class TrncostPricing(TrncostStack):
     """Price snapshots: the prices Lambda and its schedule, writing to the data stack."""
 
     def __init__(
@@ -105,13 +90,13 @@ class TrncostPricing(cdk.Stack):
         config: StageConfig,
         table: dynamodb.ITable,
         bus: events.IEventBus,
-        **kwargs: object,
+        **options: Unpack[StackOptions],
     ) -> None:
         super().__init__(
             scope,
             construct_id,
             description="trncost pricing: scheduled snapshots of official AWS prices",
-            **kwargs,
+            **options,
         )
         self.config = config
         self.snapshotter = PriceSnapshotter(

@@ -9,11 +9,8 @@ from stacks.api import TrncostApi
 from stacks.config import StageConfig
 from stacks.data import TrncostData
 from stacks.ingest import TrncostIngest
-from stacks.monitoring import (
-    TrncostMonitoring,
-    add_dead_letter_queue_outputs,
-    monitored_resources,
-)
+from stacks.monitoring.resources import add_dead_letter_queue_outputs, monitored_resources
+from stacks.monitoring.stack import TrncostMonitoring
 from stacks.pricing import TrncostPricing
 from stacks.workflow import TrncostWorkflow
 

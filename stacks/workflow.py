@@ -15,25 +15,38 @@ and output buckets and to its image repository is the team's to attach (the buck
 not known here): outputs TrainingRoleArn / TrainingRoleName. The task Lambda may pass only
 this role, and only to SageMaker and EC2.
 
+In code: `TrainingRole` (the role and its instance profile), `TrialStepsFunction` (the task
+Lambda and what it may launch), `TrialPlanStateMachine` (the definition, its logs, its role);
+`TrncostWorkflow` wires them and outputs what a team needs. They are `Group`s: the resources
+keep the logical ids they had directly in the stack.
+
 stacks/stage.py wires it in and calls `grant_start(api_function)`, which lets the API start
 and read plan executions and sets TRNCOST_TRIAL_PLAN_STATE_MACHINE_ARN on it.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_logs as logs
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from stacks.base import Group, StackOptions, TrncostStack, retained_log_group
 from stacks.config import StageConfig
-from stacks.data import index_arns
 from stacks.lambda_factory import TrncostFunction
+from stacks.permissions import (
+    BUS_ACTIONS,
+    INVOKE_ACTIONS,
+    LOG_WRITE_ACTIONS,
+    grant,
+    grant_table,
+    regional_arn,
+)
 from trncost.api.trial_plans import STATE_MACHINE_ARN_ENV
 from trncost.events import BUS_NAME_ENV
 from trncost.metrics.names import AGENT_NAMESPACE
@@ -63,8 +76,14 @@ EC2_STOP_ACTIONS = ["ec2:TerminateInstances"]
 BATCH_ACTIONS = ["batch:SubmitJob", "batch:TagResource"]
 BATCH_STOP_ACTIONS = ["batch:TerminateJob"]
 START_ACTIONS = ["states:StartExecution"]
+PASS_ROLE_ACTIONS = ["iam:PassRole"]
 TRAINING_SERVICES = ["sagemaker.amazonaws.com", "ec2.amazonaws.com"]
+# What a trial job writes: the agent's metrics, its event, SageMaker's training logs.
+AGENT_METRICS_ACTIONS = ["cloudwatch:PutMetricData"]
+TRAINING_LOG_ACTIONS = [*LOG_WRITE_ACTIONS, "logs:CreateLogGroup"]
+TRAINING_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 
+# What ec2:RunInstances creates or uses, in this account and region (the AMI: any owner).
 EC2_RUN_RESOURCES = (
     "instance",
     "volume",
@@ -75,21 +94,48 @@ EC2_RUN_RESOURCES = (
     "launch-template",
 )
 
-# cdk-nag acknowledgements of this stack: (construct path glob from the stack id, rule, reason).
+
+class TrainingRole(Group):
+    """The role trial jobs run as: SageMaker's execution role, and EC2's through the instance
+    profile. It may publish the agent's metrics (namespace trncost/Agent only) and event (the
+    project bus only) and write SageMaker training logs; data and images are the team's."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, bus: events.IEventBus) -> None:
+        super().__init__(scope, construct_id)
+        self.role = iam.Role(
+            self,
+            "TrainingRole",
+            assumed_by=iam.CompositePrincipal(
+                *(iam.ServicePrincipal(s) for s in TRAINING_SERVICES)
+            ),
+            description="trncost trial jobs (SageMaker training jobs, EC2 trial instances)",
+        )
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=AGENT_METRICS_ACTIONS,
+                resources=["*"],
+                conditions={"StringEquals": {"cloudwatch:namespace": AGENT_NAMESPACE}},
+            )
+        )
+        grant(self.role, BUS_ACTIONS, [bus.event_bus_arn])
+        training_logs = cdk.Stack.of(self).format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name=f"{TRAINING_LOG_GROUP}:*",
+            region=cdk.Aws.REGION,
+            account=cdk.Aws.ACCOUNT_ID,
+            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+        )
+        grant(self.role, TRAINING_LOG_ACTIONS, [training_logs])
+        self.instance_profile = iam.InstanceProfile(self, "TrainingInstanceProfile", role=self.role)
 
 
-def _arn(scope: Construct, service: str, resource: str, account: bool = True) -> str:
-    return cdk.Stack.of(scope).format_arn(
-        service=service,
-        resource=resource,
-        resource_name="*",
-        region=cdk.Aws.REGION,
-        account=cdk.Aws.ACCOUNT_ID if account else "",
-        arn_format=cdk.ArnFormat.SLASH_RESOURCE_NAME,
-    )
+class TrialStepsFunction(Group):
+    """The task Lambda of every state (budget check, launch, record check, gates, outcome), with
+    what launching and stopping trial jobs takes: SageMaker training jobs, EC2 instances (tags
+    only at launch, stops only of trncost's), Batch jobs, and passing the training role only,
+    only to SageMaker and EC2."""
 
-
-class TrncostWorkflow(cdk.Stack):
     def __init__(
         self,
         scope: Construct,
@@ -98,57 +144,9 @@ class TrncostWorkflow(cdk.Stack):
         config: StageConfig,
         table: dynamodb.ITable,
         bus: events.IEventBus,
-        poll_interval_s: int = POLL_INTERVAL_S,
-        max_polls: int = MAX_POLLS,
-        **kwargs: object,
+        training: TrainingRole,
     ) -> None:
-        super().__init__(
-            scope,
-            construct_id,
-            description="trncost workflow: trial plans run by Step Functions (fit, baseline, "
-            "target), their launcher and training roles",
-            **kwargs,
-        )
-        self.config = config
-        # -- the training role (SageMaker execution role, EC2 instance profile) ----------------
-        self.training_role = iam.Role(
-            self,
-            "TrainingRole",
-            assumed_by=iam.CompositePrincipal(
-                *(iam.ServicePrincipal(s) for s in TRAINING_SERVICES)
-            ),
-            description="trncost trial jobs (SageMaker training jobs, EC2 trial instances)",
-        )
-        self.training_role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["cloudwatch:PutMetricData"],
-                resources=["*"],
-                conditions={"StringEquals": {"cloudwatch:namespace": AGENT_NAMESPACE}},
-            )
-        )
-        self.training_role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["events:PutEvents"], resources=[bus.event_bus_arn])
-        )
-        self.training_role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:CreateLogGroup"],
-                resources=[
-                    self.format_arn(
-                        service="logs",
-                        resource="log-group",
-                        resource_name="/aws/sagemaker/TrainingJobs:*",
-                        region=cdk.Aws.REGION,
-                        account=cdk.Aws.ACCOUNT_ID,
-                        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                ],
-            )
-        )
-        self.instance_profile = iam.InstanceProfile(
-            self, "TrainingInstanceProfile", role=self.training_role
-        )
-
-        # -- the task Lambda ------------------------------------------------------------------
+        super().__init__(scope, construct_id)
         self.steps = TrncostFunction(
             self,
             "TrialSteps",
@@ -160,68 +158,80 @@ class TrncostWorkflow(cdk.Stack):
                 TABLE_NAME_ENV: table.table_name,
                 BUS_NAME_ENV: bus.event_bus_name,
                 AGENT_BUS_ENV: bus.event_bus_name,
-                TRAINING_ROLE_ENV: self.training_role.role_arn,
-                INSTANCE_PROFILE_ENV: self.instance_profile.instance_profile_arn,
+                TRAINING_ROLE_ENV: training.role.role_arn,
+                INSTANCE_PROFILE_ENV: training.instance_profile.instance_profile_arn,
             },
         )
-        add = self.steps.add_to_role_policy
-        add(iam.PolicyStatement(actions=TABLE_ACTIONS, resources=[table.table_arn]))
-        add(iam.PolicyStatement(actions=["dynamodb:Query"], resources=index_arns(table)))
-        add(
+        role = self.steps.role
+        grant_table(role, table, TABLE_ACTIONS)
+        grant(role, SAGEMAKER_ACTIONS, [regional_arn(self, "sagemaker", "training-job")])
+        self._grant_ec2(role)
+        self._grant_batch(role)
+        role.add_to_principal_policy(
             iam.PolicyStatement(
-                actions=SAGEMAKER_ACTIONS, resources=[_arn(self, "sagemaker", "training-job")]
-            )
-        )
-        add(
-            iam.PolicyStatement(
-                actions=EC2_RUN_ACTIONS,
-                resources=[_arn(self, "ec2", r) for r in EC2_RUN_RESOURCES]
-                + [_arn(self, "ec2", "image", account=False)],
-            )
-        )
-        add(
-            iam.PolicyStatement(
-                actions=EC2_TAG_ACTIONS,
-                resources=[_arn(self, "ec2", "instance"), _arn(self, "ec2", "volume")],
-                conditions={"StringEquals": {"ec2:CreateAction": "RunInstances"}},
-            )
-        )
-        add(
-            iam.PolicyStatement(
-                actions=EC2_STOP_ACTIONS,
-                resources=[_arn(self, "ec2", "instance")],
-                conditions={"Null": {"aws:ResourceTag/trncost:plan": "false"}},
-            )
-        )
-        add(
-            iam.PolicyStatement(
-                actions=BATCH_ACTIONS,
-                resources=[
-                    _arn(self, "batch", "job-queue"),
-                    _arn(self, "batch", "job-definition"),
-                    _arn(self, "batch", "job"),
-                ],
-            )
-        )
-        add(iam.PolicyStatement(actions=BATCH_STOP_ACTIONS, resources=[_arn(self, "batch", "job")]))
-        add(
-            iam.PolicyStatement(
-                actions=["iam:PassRole"],
-                resources=[self.training_role.role_arn],
+                actions=PASS_ROLE_ACTIONS,
+                resources=[training.role.role_arn],
                 conditions={"StringEquals": {"iam:PassedToService": TRAINING_SERVICES}},
             )
         )
 
-        # -- the state machine ----------------------------------------------------------------
-        self.log_group = logs.LogGroup(
-            self, "StateMachineLogs", removal_policy=cdk.RemovalPolicy.RETAIN
+    def _grant_ec2(self, role: iam.IRole) -> None:
+        instance = regional_arn(self, "ec2", "instance")
+        grant(
+            role,
+            EC2_RUN_ACTIONS,
+            [regional_arn(self, "ec2", r) for r in EC2_RUN_RESOURCES]
+            + [regional_arn(self, "ec2", "image", account=False)],
         )
-        cast(
-            logs.CfnLogGroup, self.log_group.node.default_child
-        ).retention_in_days = config.log_retention_days
-        self.substitutions = substitutions(
-            self.steps.function.function_arn, poll_interval_s, max_polls
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=EC2_TAG_ACTIONS,
+                resources=[instance, regional_arn(self, "ec2", "volume")],
+                conditions={"StringEquals": {"ec2:CreateAction": "RunInstances"}},
+            )
         )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=EC2_STOP_ACTIONS,
+                resources=[instance],
+                conditions={"Null": {"aws:ResourceTag/trncost:plan": "false"}},
+            )
+        )
+
+    def _grant_batch(self, role: iam.IRole) -> None:
+        job = regional_arn(self, "batch", "job")
+        grant(
+            role,
+            BATCH_ACTIONS,
+            [
+                regional_arn(self, "batch", "job-queue"),
+                regional_arn(self, "batch", "job-definition"),
+                job,
+            ],
+        )
+        grant(role, BATCH_STOP_ACTIONS, [job])
+
+
+class TrialPlanStateMachine(Group):
+    """The Standard state machine of trial plans: the ASL file with its substitutions, logging
+    ALL with execution data to its own log group (stage retention), X-Ray on, and a role that
+    may invoke the one task function."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        task: lambda_.IFunction,
+        poll_interval_s: int,
+        max_polls: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.log_group = retained_log_group(
+            self, "StateMachineLogs", retention_days=config.log_retention_days
+        )
+        self.substitutions = substitutions(task.function_arn, poll_interval_s, max_polls)
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
@@ -235,10 +245,52 @@ class TrncostWorkflow(cdk.Stack):
             comment="trncost trial plans: fit -gate-> baseline -gate-> target",
         )
         self.state_machine.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["lambda:InvokeFunction"], resources=[self.steps.function.function_arn]
-            )
+            iam.PolicyStatement(actions=INVOKE_ACTIONS, resources=[task.function_arn])
         )
+
+
+class TrncostWorkflow(TrncostStack):
+    """Trial plans on Step Functions: the training role, the task Lambda, the state machine."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        table: dynamodb.ITable,
+        bus: events.IEventBus,
+        poll_interval_s: int = POLL_INTERVAL_S,
+        max_polls: int = MAX_POLLS,
+        **options: Unpack[StackOptions],
+    ) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            description="trncost workflow: trial plans run by Step Functions (fit, baseline, "
+            "target), their launcher and training roles",
+            **options,
+        )
+        self.config = config
+        self.training = TrainingRole(self, "Training", bus=bus)
+        self.training_role = self.training.role
+        self.instance_profile = self.training.instance_profile
+        self.launcher = TrialStepsFunction(
+            self, "Steps", config=config, table=table, bus=bus, training=self.training
+        )
+        self.steps = self.launcher.steps
+        self.plans = TrialPlanStateMachine(
+            self,
+            "TrialPlans",
+            config=config,
+            task=self.steps.function,
+            poll_interval_s=poll_interval_s,
+            max_polls=max_polls,
+        )
+        self.log_group = self.plans.log_group
+        self.substitutions = self.plans.substitutions
+        self.state_machine = self.plans.state_machine
+
         cdk.CfnOutput(self, "StateMachineArn", value=self.state_machine.state_machine_arn)
         cdk.CfnOutput(self, "TrainingRoleArn", value=self.training_role.role_arn)
         cdk.CfnOutput(self, "TrainingRoleName", value=self.training_role.role_name)
@@ -248,11 +300,7 @@ class TrncostWorkflow(cdk.Stack):
 
     def grant_start(self, function: TrncostFunction) -> None:
         """Let the API start plan executions, and tell it the state machine."""
-        function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=START_ACTIONS, resources=[self.state_machine.state_machine_arn]
-            )
-        )
+        grant(function.role, START_ACTIONS, [self.state_machine.state_machine_arn])
         # No states:DescribeExecution: it needs a wildcard over execution names; the plan
         # record in the table (written by the steps) is the status the API reports.
         function.function.add_environment(

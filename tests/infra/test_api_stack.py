@@ -13,19 +13,17 @@ import aws_cdk as cdk
 import pytest
 
 from app import cdk_json_context
-from stacks.api import (
-    API_MEMORY_MB,
-    API_TIMEOUT,
-    BUS_ACTIONS,
-    INDEX_ACTIONS,
-    TABLE_ACTIONS,
-    TrncostApi,
-)
+from stacks.api import API_MEMORY_MB, API_TIMEOUT, TABLE_ACTIONS, TrncostApi
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.data import TrncostData
 from stacks.lambda_factory import RUNTIME
 from stacks.nag import CONSTRUCT_ACKNOWLEDGEMENTS
-from stacks.pricing import CAPACITY_BLOCK_ACTIONS, PRICE_LIST_ACTIONS
+from stacks.permissions import (
+    BUS_ACTIONS,
+    CAPACITY_BLOCK_ACTIONS,
+    INDEX_ACTIONS,
+    PRICE_LIST_ACTIONS,
+)
 from stacks.workflow import START_ACTIONS
 from template_kit import by_action as _by_action
 from template_kit import exported as _exported

@@ -25,14 +25,10 @@ from app import cdk_json_context
 from stacks.api import TrncostApi
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.lambda_factory import TrncostFunction
-from stacks.monitoring import (
-    DASHBOARD_METRICS,
-    LATENCY_ALARM_PERIODS,
-    SERVICE_DIMENSION,
-    STALE_SNAPSHOT_DAYS,
-    TRIAL_PLANS_SERVICE,
-    monitored_resources,
-)
+from stacks.monitoring.alarms import LATENCY_ALARM_PERIODS, STALE_SNAPSHOT_DAYS
+from stacks.monitoring.dashboard import DASHBOARD_METRICS
+from stacks.monitoring.metrics import SERVICE_DIMENSION, TRIAL_PLANS_SERVICE
+from stacks.monitoring.resources import monitored_resources
 from template_kit import one as _one
 from template_kit import resources as _resources
 from trncost.observability import NAMESPACE, MetricName

@@ -30,13 +30,13 @@ from stacks.nag import (
     apply_nag,
     construct_acknowledgement_targets,
 )
-from stacks.pricing import (
+from stacks.permissions import (
     BUS_ACTIONS,
     CAPACITY_BLOCK_ACTIONS,
     INDEX_ACTIONS,
     PRICE_LIST_ACTIONS,
-    TABLE_ACTIONS,
 )
+from stacks.pricing import TABLE_ACTIONS
 from template_kit import exported as _exported
 from template_kit import one as _one
 from template_kit import resources as _resources
