@@ -1,10 +1,20 @@
-"""The layer is bundled for real, as `cdk synth` does it: pip for arm64, no Docker.
+"""What the trncost layer holds, and the layer bundled for real, as `cdk synth` does it: pip
+for arm64, no Docker.
 
-Needs PyPI (or pip's cache). The rest of tests/infra skips bundling (see conftest.CLI_CONTEXT).
+The bundling test needs PyPI (or pip's cache); the rest of tests/infra skips bundling (see
+conftest.CLI_CONTEXT). The content tests need neither: they copy the package as the bundler
+does, then follow the handlers' imports through it.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import json
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -13,7 +23,18 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from stacks.lambda_factory import RUNTIME, RUNTIME_PROVIDED_PACKAGES, TrncostLayer, python_version
+from stacks.lambda_factory import (
+    LAMBDAS_DIR,
+    LAYER_LEFT_OUT,
+    LAYER_REQUIREMENTS,
+    LAYERS_DIR,
+    PACKAGE,
+    RUNTIME,
+    RUNTIME_PROVIDED_PACKAGES,
+    TrncostLayer,
+    copy_package,
+    python_version,
+)
 
 pytestmark = pytest.mark.infra
 
@@ -71,7 +92,7 @@ def test_layer_is_bundled_locally_for_arm64(tmp_path: Path, cli_context, synthes
     TrncostLayer.of(stack)
     # When it is synthesized
     template = app.synth().get_stack_by_name("LayerOnly").template
-    # Then the asset holds the package (less the CLI) under python/trncost ...
+    # Then the asset holds the package (less what only the CLI and local runs use) ...
     (layer,) = (
         r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::LayerVersion"
     )
@@ -79,7 +100,8 @@ def test_layer_is_bundled_locally_for_arm64(tmp_path: Path, cli_context, synthes
     site = outdir / f"asset.{asset_hash}" / "python"
     assert (site / "trncost" / "estimate" / "engine.py").is_file()
     assert (site / "trncost" / "store" / "schema.py").is_file()
-    assert not (site / "trncost" / "cli").exists()
+    for left_out in LAYER_LEFT_OUT:
+        assert not (site / left_out).exists(), left_out
     assert not list(site.rglob("__pycache__")) and not list(site.rglob("*.pyc"))
     # ... and pydantic-core built for the runtime's CPython on aarch64 Linux
     tag = f"cpython-{python_version().replace('.', '')}-aarch64-linux-gnu"
@@ -99,3 +121,152 @@ def test_layer_is_bundled_locally_for_arm64(tmp_path: Path, cli_context, synthes
     )
     assert app_layer["Properties"]["Content"]["S3Key"] == f"{asset_hash}.zip"
     assert layer["Properties"]["CompatibleRuntimes"] == [RUNTIME.name]
+
+
+# --- what the layer holds: everything the handlers import, nothing only the CLI uses -----------
+
+HANDLERS = sorted(LAMBDAS_DIR.glob("*/handler.py"))
+
+
+def _module_file(root: Path, module: str) -> Path | None:
+    """The source of `module` (dotted) under `root`: a module file or a package's __init__."""
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path, module: str) -> Iterator[str]:
+    """Every module `path` (module `module`) may import, at import time or lazily inside a
+    function: `import a.b` gives a.b, `from a import b` gives a and a.b (b may be a module)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            yield source
+            yield from (f"{source}.{alias.name}" for alias in node.names)
+
+
+def _reached(root: Path, entry_points: list[Path]) -> tuple[set[str], set[str]]:
+    """(trncost modules, other top-level modules) the entry points reach through `root`,
+    parent packages included (importing a.b.c runs a and a.b first)."""
+    package_modules: set[str] = set()
+    others: set[str] = set()
+    todo: list[tuple[Path, str]] = [(path, "handler") for path in entry_points]
+    while todo:
+        path, module = todo.pop()
+        for name in _imports(path, module):
+            top = name.split(".")[0]
+            if top != PACKAGE:
+                others.add(top)
+                continue
+            parts = name.split(".")
+            for depth in range(1, len(parts) + 1):
+                candidate = ".".join(parts[:depth])
+                found = _module_file(root, candidate)
+                if found is not None and candidate not in package_modules:
+                    package_modules.add(candidate)
+                    todo.append((found, candidate))
+    return package_modules, others
+
+
+def _left_out(module: str) -> bool:
+    relative = module.replace(".", "/")
+    return any(
+        relative == entry.removesuffix(".py") or relative.startswith(f"{entry}/")
+        for entry in LAYER_LEFT_OUT
+    )
+
+
+@pytest.fixture(scope="module")
+def layer_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The layer's python/ folder as the bundler writes it, less pip's part."""
+    site = tmp_path_factory.mktemp("layer") / "python"
+    copy_package(LAYERS_DIR, site)
+    return site
+
+
+def test_the_layer_leaves_out_what_only_the_cli_and_local_runs_use(layer_site: Path) -> None:
+    assert {f"{PACKAGE}/{name}" for name in ("cli", "client.py", "local", "agent")} <= set(
+        LAYER_LEFT_OUT
+    )
+    assert {f"{PACKAGE}/services/dead_letters.py", f"{PACKAGE}/ops.py"} <= set(LAYER_LEFT_OUT)
+    for left_out in LAYER_LEFT_OUT:
+        assert not (layer_site / left_out).exists(), left_out
+    assert (layer_site / PACKAGE / "estimate" / "engine.py").is_file()
+
+
+def test_no_handler_imports_a_module_left_out_of_the_layer(layer_site: Path) -> None:
+    # Given every module the handlers import, even lazily, followed through the source tree
+    reached, _ = _reached(LAYERS_DIR, HANDLERS)
+    assert {"trncost.settings", "trncost.api.app", "trncost.workflow.steps"} <= reached
+    # Then none is left out of the layer, and the layer has each of them
+    assert sorted(m for m in reached if _left_out(m)) == []
+    missing = sorted(m for m in reached if _module_file(layer_site, m) is None)
+    assert missing == []
+
+
+def test_what_the_handlers_import_is_pinned_for_the_layer() -> None:
+    # Every third-party module the handlers reach is a pinned layer requirement, or comes with
+    # the Lambda runtime (the AWS SDK)
+    _, others = _reached(LAYERS_DIR, HANDLERS)
+    requirements = (LAYERS_DIR / LAYER_REQUIREMENTS).read_text().splitlines()
+    pinned = {
+        canonicalize_name(Requirement(line).name)
+        for line in requirements
+        if line.strip() and not line.startswith("#")
+    }
+    shipped = pinned | {canonicalize_name(n) for n in RUNTIME_PROVIDED_PACKAGES}
+    distributions = importlib.metadata.packages_distributions()
+    third_party = sorted(others - set(sys.stdlib_module_names) - {"__future__"})
+    unpinned = {
+        module: distributions.get(module, ["<not installed>"])
+        for module in third_party
+        if not {canonicalize_name(d) for d in distributions.get(module, [])} & shipped
+    }
+    assert unpinned == {}
+
+
+def test_every_handler_imports_with_the_layer_alone(layer_site: Path) -> None:
+    # Given a Python that sees the layer's package and the installed dependencies, but not the
+    # source tree (-I -S: no editable install, no site hooks, no current directory)
+    site_packages = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    script = (
+        "import importlib.util, json, sys\n"
+        "sys.path[:0] = json.loads(sys.argv[1])\n"
+        "for path in json.loads(sys.argv[2]):\n"
+        "    name = 'handler_' + path.split('/')[-2]\n"
+        "    spec = importlib.util.spec_from_file_location(name, path)\n"
+        "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "print(json.dumps({n: getattr(m, '__file__', None) for n, m in sys.modules.items()\n"
+        f"                  if n.split('.')[0] == {PACKAGE!r}}}))\n"
+    )
+    environment = {"AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "1"}
+    # When every handler module is loaded, as the Lambda runtime loads it
+    done = subprocess.run(
+        [
+            sys.executable, "-I", "-S", "-c", script,
+            json.dumps([str(layer_site), *site_packages]),
+            json.dumps([str(h) for h in HANDLERS]),
+        ],
+        capture_output=True, text=True, env=environment, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # Then each trncost module it loaded came from the layer, and none is one left out
+    loaded: dict[str, str | None] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "trncost.api.app" in loaded and "trncost.workflow.steps" in loaded
+    outside = {
+        name: file
+        for name, file in loaded.items()
+        if file is not None and not Path(file).is_relative_to(layer_site)
+    }
+    assert outside == {}
+    assert sorted(name for name in loaded if _left_out(name)) == []

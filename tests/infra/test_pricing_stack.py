@@ -18,6 +18,7 @@ from stacks import lambda_factory
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.data import EVENT_ARCHIVE_RETENTION
 from stacks.lambda_factory import (
+    LAYER_LEFT_OUT,
     LAYERS_DIR,
     RUNTIME,
     TrncostLayer,
@@ -350,6 +351,11 @@ def test_layer_asset_hash_follows_package_requirements_and_pip_options_not_cache
     (source / "trncost" / "__pycache__").mkdir(exist_ok=True)
     (source / "trncost" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
     (source / "trncost" / "cli" / "parser.py").write_text("# changed\n")
+    for left_out in LAYER_LEFT_OUT:  # a file, or a file in the folder, changed or new
+        changed = source / left_out
+        changed = changed if changed.suffix == ".py" else changed / "__init__.py"
+        changed.parent.mkdir(parents=True, exist_ok=True)
+        changed.write_text("# changed\n")
     assert _layer_asset_hash(tmp_path, cli_context, source, "cache") == base
     # the requirements do
     requirements = source / "trncost" / "requirements.txt"
@@ -373,9 +379,14 @@ def test_layer_copy_leaves_out_agent_local_cli_and_caches(tmp_path: Path) -> Non
         "trncost/__init__.py",
         "trncost/estimate/engine.py",
         "trncost/report/template.html",
+        "trncost/services/estimates.py",
         "trncost/agent/__init__.py",
         "trncost/local/server.py",
         "trncost/cli/__init__.py",
+        "trncost/cli/main.py",
+        "trncost/client.py",
+        "trncost/ops.py",
+        "trncost/services/dead_letters.py",
         "trncost/__pycache__/events.cpython-311.pyc",
         "trncost/estimate/__pycache__/engine.cpython-311.pyc",
     ):
@@ -392,6 +403,8 @@ def test_layer_copy_leaves_out_agent_local_cli_and_caches(tmp_path: Path) -> Non
         "trncost/estimate/engine.py",
         "trncost/report",
         "trncost/report/template.html",
+        "trncost/services",
+        "trncost/services/estimates.py",
     ]
 
 
