@@ -56,8 +56,9 @@ class ApiConfig(BaseModel):
     # (retained on delete) and sets it. False: the account already has one (a landing zone,
     # another stage or app in the same account and region); this stage leaves it alone.
     account_cloudwatch_role: bool = True
-    # The latency alarm (stacks/monitoring.py): p99 of the stage's Latency, in milliseconds, at
-    # or above this for 15 minutes. Below the 29 s integration timeout, or it could never fire.
+    # The latency alarm (stacks/monitoring/alarms.py): p99 of the stage's Latency, in
+    # milliseconds, at or above this for 15 minutes. Below the 29 s integration timeout, or it
+    # could never fire.
     latency_alarm_p99_ms: Annotated[int, Field(ge=100, lt=29_000)] = 10_000
 
 

@@ -259,7 +259,7 @@ class TrncostFunction(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         # The Powertools service: the `service` dimension of its EMF metrics and the `service`
-        # key of its logs (stacks/monitoring.py alarms on metrics by it).
+        # key of its logs (stacks/monitoring/alarms.py alarms on metrics by it).
         self.service_name = self.powertools_environment(name)["POWERTOOLS_SERVICE_NAME"]
         code_dir = LAMBDAS_DIR / name
         if not code_dir.is_dir():
@@ -359,7 +359,8 @@ class ScheduledInvocation(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
-        self.function = function  # what it invokes (stacks/monitoring.py names its DLQ by it)
+        # What it invokes (stacks/monitoring/resources.py names its DLQ by it).
+        self.function = function
         self.dead_letter_queue = dead_letter_queue(self)
         # Assumable by EventBridge Scheduler for this account's default schedule group only.
         self.role = iam.Role(
