@@ -20,7 +20,7 @@ from trncost.estimate.money import (
     ec2_billed_seconds,
     sagemaker_billed_seconds,
 )
-from trncost.estimate.timing import TimeModel
+from trncost.estimate.timing import Number, TimeModel
 from trncost.model.assumptions import Assumed, Assumptions
 from trncost.model.candidate import Candidate, Platform, PurchaseOption
 from trncost.model.estimate import Component
@@ -63,8 +63,8 @@ class CostContext:
         )
 
     def assumed(
-        self, name: str, label: str, assumed: Assumed | None, unit: str | None
-    ) -> Measured | None:
+        self, name: str, label: str, assumed: Assumed[Number] | None, unit: str | None
+    ) -> Measured[float] | None:
         if assumed is None:
             return None
         row = self.ledger.row(
@@ -73,8 +73,8 @@ class CostContext:
         return Measured(float(assumed.value), row)
 
     def scaled_usage(
-        self, field: str, label: str, unit: str, assumed: Assumed | None
-    ) -> Measured | None:
+        self, field: str, label: str, unit: str, assumed: Assumed[float] | None
+    ) -> Measured[float] | None:
         """A run total: stated by the user, else scaled from the trials' per-instance-hour rate."""
         stated = self.assumed(field, f"{label} over the run", assumed, unit)
         if stated is not None:
@@ -272,7 +272,7 @@ def data_transfer(cx: CostContext) -> None:
 
 
 def _monthly(
-    cx: CostContext, component: Component, name: str, q: Measured, unit: str, item: UsageItem
+    cx: CostContext, component: Component, name: str, q: Measured[float], unit: str, item: UsageItem
 ) -> None:
     """A run total spread evenly over its billing months, tiered per month."""
     k = Decimal(cx.billing_months)
@@ -378,20 +378,21 @@ def adaptation_reruns(cx: CostContext) -> None:
             "engineering_not_stated", "no engineering hours stated: adaptation effort is left out"
         )
         return
-    hours, hourly = eng
+    stated_hours, stated_hourly = eng
+    hours, hourly = stated_hours.value, stated_hourly.value
     hours_row = led.row(
         "assumption:engineering_hours",
         "engineering hours for adaptation",
         hours,
         "h",
-        UserAssumption(name="engineering_hours", note=cx.a.engineering_hours.note),
+        UserAssumption(name="engineering_hours", note=stated_hours.note),
     )
     rate_row = led.row(
         "assumption:engineering_hourly_usd",
         "engineering cost per hour",
         hourly,
         "USD/h",
-        UserAssumption(name="engineering_hourly_usd", note=cx.a.engineering_hourly_usd.note),
+        UserAssumption(name="engineering_hourly_usd", note=stated_hourly.note),
     )
     led.charge_amount(
         Component.adaptation_reruns,

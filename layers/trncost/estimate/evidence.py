@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from trncost.estimate.errors import DomainError, MissingEvidence
 from trncost.estimate.ledger import Ledger
@@ -26,12 +27,28 @@ MIN_FIT_COUNTS = 3  # instance counts a scaling fit needs (trncost.estimate.scal
 EXTRAPOLATION_LIMIT = 2.0  # beyond 2× the largest measured count the estimate says so
 
 
-@dataclass(frozen=True)
-class Measured:
-    """A value and the input-table row that holds it (None value: not measured)."""
+V = TypeVar("V", bound=float | None, covariant=True)
 
-    value: float | None
+
+@dataclass(frozen=True)
+class Measured(Generic[V]):
+    """A value and the input-table row that holds it.
+
+    `Measured[float]` always holds a value; `Measured[float | None]` may be not measured (None).
+    """
+
+    value: V
     row_id: str
+
+
+MaybeMeasured = Measured[float | None]
+
+
+def _measured_values(
+    trials: Iterable[TrialRun], get: Callable[[TrialRun], float | None]
+) -> list[float]:
+    """What `get` reads from each trial, skipping the trials where it was not measured."""
+    return [v for t in trials if (v := get(t)) is not None]
 
 
 def _measurement(trials: Sequence[TrialRun], metric: str) -> TrialMeasurement:
@@ -187,7 +204,7 @@ class Evidence:
         )
 
     # -- throughput ------------------------------------------------------------------------
-    def throughput(self, count: int) -> Measured:
+    def throughput(self, count: int) -> Measured[float]:
         """Target units per second at `count` instances (steady clock incl. data waits)."""
         led, unit = self.ledger, self.workload.target.unit
         counts = self.measured_counts()
@@ -241,7 +258,7 @@ class Evidence:
 
         return fit_scaling([(m, r.value) for m, r in rates], [r.row_id for _, r in rates])
 
-    def _fitted(self, count: int, counts: list[int]) -> Measured:
+    def _fitted(self, count: int, counts: list[int]) -> Measured[float]:
         led, unit = self.ledger, self.workload.target.unit
         fit = self.scaling_fit()
         p = fit.parameters
@@ -294,7 +311,7 @@ class Evidence:
         at = [t for t in self.usable if t.candidate.instance_count == count]
         return [t for t in at if t.phase == Phase.target] or at
 
-    def _rate_at(self, count: int) -> Measured:
+    def _rate_at(self, count: int) -> Measured[float]:
         at = [t for t in self.usable if t.candidate.instance_count == count]
         target = [t for t in at if t.phase == Phase.target]
         used = target or at
@@ -333,7 +350,7 @@ class Evidence:
         return Measured(value, row)
 
     # -- one-time and periodic costs in time ----------------------------------------------
-    def compile_s(self, expect_cache_hit: bool) -> Measured:
+    def compile_s(self, expect_cache_hit: bool) -> MaybeMeasured:
         measured = [
             t for t in self.trials if t.timing_scope.compile and t.wall.compile_s is not None
         ]
@@ -355,7 +372,7 @@ class Evidence:
             "compile time",
         )
 
-    def warmup_s(self) -> Measured:
+    def warmup_s(self) -> MaybeMeasured:
         used = [t for t in self.trials if t.wall.warmup_s is not None]
         return self._mean(
             used,
@@ -367,16 +384,26 @@ class Evidence:
             "warm-up time",
         )
 
-    def _mean(self, used, get, row_id, label, unit, warn_code, metric) -> Measured:
+    def _mean(
+        self,
+        used: Sequence[TrialRun],
+        get: Callable[[TrialRun], float | None],
+        row_id: str,
+        label: str,
+        unit: str,
+        warn_code: str,
+        metric: str,
+    ) -> MaybeMeasured:
+        """The mean of what `get` reads from `used` (trials that measured it)."""
         if not used:
             self.ledger.warn(warn_code, f"{metric} not measured in any trial: left out of the time")
             return Measured(None, self.ledger.row(row_id, label, None, unit, _not_measured(metric)))
-        value = statistics.fmean(get(t) for t in used)
+        value = statistics.fmean(_measured_values(used, get))
         return Measured(
             value, self.ledger.row(row_id, label, value, unit, _measurement(used, f"mean {metric}"))
         )
 
-    def checkpoint_save_s(self) -> Measured:
+    def checkpoint_save_s(self) -> MaybeMeasured:
         used = [
             t
             for t in self.trials
@@ -395,7 +422,7 @@ class Evidence:
                     _not_measured("checkpoint save time"),
                 ),
             )
-        value = sum(t.wall.checkpoint_save_s for t in used) / sum(
+        value = sum(_measured_values(used, lambda t: t.wall.checkpoint_save_s)) / sum(
             t.checkpointing.saves for t in used
         )
         return Measured(
@@ -409,7 +436,7 @@ class Evidence:
             ),
         )
 
-    def checkpoint_interval_s(self) -> Measured:
+    def checkpoint_interval_s(self) -> MaybeMeasured:
         used = [t for t in self.usable if t.checkpointing.saves > 0]
         if not used:
             return Measured(
@@ -436,7 +463,7 @@ class Evidence:
             ),
         )
 
-    def checkpoint_size_gb(self) -> Measured:
+    def checkpoint_size_gb(self) -> MaybeMeasured:
         used = [t for t in self.trials if t.checkpointing.size_gb is not None]
         return self._mean(
             used,
@@ -448,7 +475,7 @@ class Evidence:
             "checkpoint size",
         )
 
-    def evaluation_fraction(self) -> Measured:
+    def evaluation_fraction(self) -> MaybeMeasured:
         used = [
             t for t in self.usable if t.timing_scope.evaluation and t.wall.evaluation_s is not None
         ]
@@ -467,7 +494,7 @@ class Evidence:
                     _not_measured("evaluation time"),
                 ),
             )
-        value = sum(t.wall.evaluation_s for t in used) / sum(
+        value = sum(_measured_values(used, lambda t: t.wall.evaluation_s)) / sum(
             t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used
         )
         return Measured(
@@ -482,7 +509,7 @@ class Evidence:
         )
 
     # -- failures --------------------------------------------------------------------------
-    def failure_rate(self) -> Measured:
+    def failure_rate(self) -> Measured[float]:
         failures = sum(t.reliability.failures for t in self.trials)
         hours = sum(t.instance_hours for t in self.trials)
         value = failures / hours if hours > 0 else 0.0
@@ -503,7 +530,7 @@ class Evidence:
             ),
         )
 
-    def restart_s(self) -> Measured:
+    def restart_s(self) -> MaybeMeasured:
         used = [
             t for t in self.trials if t.reliability.failures > 0 and t.wall.restart_s is not None
         ]
@@ -535,7 +562,8 @@ class Evidence:
                     _not_measured("restart time"),
                 ),
             )
-        value = sum(t.wall.restart_s for t in used) / sum(t.reliability.failures for t in used)
+        restart_s = _measured_values(used, lambda t: t.wall.restart_s)
+        value = sum(restart_s) / sum(t.reliability.failures for t in used)
         return Measured(
             value,
             self.ledger.row(
@@ -548,7 +576,7 @@ class Evidence:
         )
 
     # -- usage -----------------------------------------------------------------------------
-    def usage_per_instance_hour(self, field: str, label: str, unit: str) -> Measured:
+    def usage_per_instance_hour(self, field: str, label: str, unit: str) -> MaybeMeasured:
         used = [t for t in self.trials if getattr(t.usage, field) is not None]
         row_id = f"usage:{field}_per_instance_hour"
         if not used:
@@ -571,7 +599,7 @@ class Evidence:
             ),
         )
 
-    def usage_max(self, field: str, label: str, unit: str) -> Measured:
+    def usage_max(self, field: str, label: str, unit: str) -> MaybeMeasured:
         """The largest value any trial measured (a count or a stock, not a rate)."""
         used = [t for t in self.trials if getattr(t.usage, field) is not None]
         row_id = f"usage:{field}"

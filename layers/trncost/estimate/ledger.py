@@ -70,7 +70,13 @@ class Ledger:
         return row_id
 
     def derived(
-        self, row_id: str, label: str, value: float, unit: str, formula: str, inputs: Sequence[str]
+        self,
+        row_id: str,
+        label: str,
+        value: float,
+        unit: str | None,
+        formula: str,
+        inputs: Sequence[str],
     ) -> str:
         return self.row(row_id, label, value, unit, derived(formula, list(inputs)))
 

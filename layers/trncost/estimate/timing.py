@@ -14,12 +14,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from trncost.estimate.evidence import Evidence, Measured
+from trncost.estimate.evidence import Evidence, MaybeMeasured, Measured
 from trncost.estimate.ledger import Ledger
 from trncost.model.assumptions import Assumed, Assumptions
 from trncost.model.estimate import TimeToTarget
 from trncost.model.provenance import Derived, UserAssumption
+
+Number = TypeVar("Number", bound=float)  # an assumed number: float, int or bool
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,10 @@ def _assumed(
     ledger: Ledger,
     row_id: str,
     label: str,
-    assumed: Assumed | None,
+    assumed: Assumed[Number] | None,
     unit: str | None,
-    measured: Callable[[], Measured] | None = None,
-) -> Measured | None:
+    measured: Callable[[], MaybeMeasured] | None = None,
+) -> MaybeMeasured | None:
     """A user assumption overrides a measurement; it is recorded as a user_assumption row.
 
     The measurement is read only when no assumption replaces it, so the input table and the

@@ -83,7 +83,8 @@ class Assumptions(DomainModel):
             raise ValueError("engineering_hours and engineering_hourly_usd go together")
         return self
 
-    def engineering_cost_inputs(self) -> tuple[float, Decimal] | None:
+    def engineering_cost_inputs(self) -> tuple[Assumed[float], Assumed[Decimal]] | None:
+        """(hours, hourly cost) when both are stated (they go together), else None."""
         if self.engineering_hours is None or self.engineering_hourly_usd is None:
             return None
-        return self.engineering_hours.value, self.engineering_hourly_usd.value
+        return self.engineering_hours, self.engineering_hourly_usd
