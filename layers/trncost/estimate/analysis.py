@@ -10,10 +10,9 @@ from trncost.estimate.credits import credits_runway
 from trncost.estimate.decide import decide, migration_decision, own_trials
 from trncost.estimate.engine import estimate
 from trncost.estimate.errors import DomainError
-from trncost.estimate.evidence import Evidence
+from trncost.estimate.evidence import MIN_FIT_COUNTS, Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.mfu import mfu_check
-from trncost.estimate.scaling import MIN_FIT_COUNTS
 from trncost.estimate.sensitivity import tornado
 from trncost.estimate.uncertainty import monte_carlo, prepare
 from trncost.model.analysis import Analysis, CandidateAnalysis, Credits

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 from trncost.estimate.engine import break_even_price
 from trncost.estimate.errors import DomainError
@@ -10,6 +11,8 @@ from trncost.estimate.money import usd
 from trncost.model.analysis import BreakEven, Comparison, NotComparable, RankedCandidate
 from trncost.model.estimate import Estimate, EstimateInput
 from trncost.model.trial import TimingScope
+
+Member = tuple[str, EstimateInput, Estimate]  # candidate id, its input, its estimate
 
 
 def _scopes(inp: EstimateInput) -> set[TimingScope]:
@@ -54,11 +57,14 @@ def best_comparable(
     """The cheapest complete estimate comparable with `pending`, if any."""
     inp = pending[0]
     complete = [
-        (i, e)
+        (total, i, e)
         for i, e in others
-        if e.status == "complete" and e.total_usd is not None and not comparability(inp, i)
+        if e.status == "complete"
+        and (total := e.total_usd) is not None
+        and not comparability(inp, i)
     ]
-    return min(complete, key=lambda p: p[1].total_usd, default=None)
+    best = min(complete, key=lambda p: p[0], default=None)
+    return None if best is None else (best[1], best[2])
 
 
 # -- ranking ---------------------------------------------------------------------------------
@@ -90,7 +96,7 @@ def rank(
     against the cheapest fully priced comparable candidate. Input order never matters."""
     ids = candidate_ids([i for i, _ in candidates])
     named = sorted(zip(ids, candidates, strict=True), key=lambda x: x[0])
-    groups: list[list[tuple[str, EstimateInput, Estimate]]] = []
+    groups: list[list[Member]] = []
     for cid, (inp, est) in named:
         home = next((g for g in groups if all(not comparability(inp, gi) for _, gi, _ in g)), None)
         if home is None or comparability(inp, inp):
@@ -108,11 +114,11 @@ def rank(
                 for m in group
                 if m[2].status == "complete" and m[2].cost_per_target_usd is not None
             ),
-            key=lambda m: (m[2].cost_per_target_usd, m[2].time.total_h, m[0]),
+            key=lambda m: (m[2].cost_per_target_usd, _total_h(m[2]), m[0]),
         )
         cost_rank = {m[0]: r for r, m in enumerate(priced, start=1)}
         timed = sorted(
-            (m for m in group if m[2].time is not None), key=lambda m: (m[2].time.total_h, m[0])
+            (m for m in group if m[2].time is not None), key=lambda m: (_total_h(m[2]), m[0])
         )
         time_rank = {m[0]: r for r, m in enumerate(timed, start=1)}
         rows = {m[0]: _row(m, number, cost_rank, time_rank, len(group)) for m in group}
@@ -139,7 +145,18 @@ def rank(
     )
 
 
-def _row(member, group: int, cost_rank, time_rank, group_size: int) -> RankedCandidate:
+def _total_h(est: Estimate) -> float:
+    """Expected hours to target; a plan that cannot finish never does (∞)."""
+    return est.time.total_h if est.time is not None else math.inf
+
+
+def _row(
+    member: Member,
+    group: int,
+    cost_rank: Mapping[str, int],
+    time_rank: Mapping[str, int],
+    group_size: int,
+) -> RankedCandidate:
     cid, inp, est = member
     note = None
     if comparability(inp, inp):
@@ -166,7 +183,8 @@ def _row(member, group: int, cost_rank, time_rank, group_size: int) -> RankedCan
     )
 
 
-def _break_evens(cid: str, est: Estimate, best) -> list[BreakEven]:
+def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven]:
+    """The break-even price of each PENDING term against `best`, the cheapest priced one."""
     terms = est.pending_terms
     if len(terms) != 1:
         return [
@@ -181,7 +199,9 @@ def _break_evens(cid: str, est: Estimate, best) -> list[BreakEven]:
             for t in terms
         ]
     term = terms[0]
-    if best is None:
+    # `best` is ranked by cost, so it is fully priced: its total is known
+    best_total = best[2].total_usd if best is not None else None
+    if best is None or best_total is None:
         return [
             BreakEven(
                 candidate_id=cid,
@@ -192,19 +212,19 @@ def _break_evens(cid: str, est: Estimate, best) -> list[BreakEven]:
                 note="no fully priced comparable candidate to break even against",
             )
         ]
-    bid, _, best_est = best
-    price = break_even_price(est, best_est.total_usd)
+    bid = best[0]
+    price = break_even_price(est, best_total)
     if price is None:
         note = "the pending quantity is 0: the price does not move the total"
     elif price < 0:
         note = (
             f"the known part alone (${est.total_known_usd:,.2f}) already exceeds {bid} "
-            f"(${best_est.total_usd:,.2f}): no price makes it cheaper"
+            f"(${best_total:,.2f}): no price makes it cheaper"
         )
     else:
         note = (
             f"below ${price:,.4f} per {term.unit} this candidate costs less per target than "
-            f"{bid} (${best_est.total_usd:,.2f})"
+            f"{bid} (${best_total:,.2f})"
         )
     return [
         BreakEven(

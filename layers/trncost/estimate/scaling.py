@@ -26,10 +26,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trncost.estimate.errors import DomainError
-from trncost.estimate.evidence import MIN_FIT_COUNTS  # noqa: E402 - one definition
+from trncost.estimate.evidence import MIN_FIT_COUNTS  # defined once, with the evidence
 from trncost.model.analysis import ScalingFit, ScalingParameters, ScalingPoint
+
+FloatArray = NDArray[np.float64]
+Face = tuple[int, ...]  # the columns of [1, n−1, n(n−1)] left free (the others fixed at 0)
 
 USL_FORMULA = "X(n) = λn / (1 + σ(n−1) + κn(n−1))"
 AMDAHL_FORMULA = "X(n) = λn / (1 + σ(n−1))"
@@ -39,15 +43,13 @@ METHOD = (
 )
 
 
-def _solve(
-    n: np.ndarray, y: np.ndarray, columns: tuple[int, ...], n_params: int
-) -> ScalingParameters | None:
+def _solve(n: FloatArray, y: FloatArray, columns: Face, n_params: int) -> ScalingParameters | None:
     design = np.stack([np.ones_like(n), n - 1, n * (n - 1)], axis=1)[:, columns]
     w = 1.0 / y
     coef, *_ = np.linalg.lstsq(design * w[:, None], y * w, rcond=None)
     full = np.zeros(3)
     full[list(columns)] = coef
-    a, b, c = full
+    a, b, c = float(full[0]), float(full[1]), float(full[2])
     if a <= 0 or b < -1e-15 or c < -1e-15:
         return None
     b, c = max(b, 0.0), max(c, 0.0)
@@ -62,7 +64,7 @@ def _solve(
     )
 
 
-def _best(n: np.ndarray, y: np.ndarray, faces, n_params: int) -> ScalingParameters:
+def _best(n: FloatArray, y: FloatArray, faces: Sequence[Face], n_params: int) -> ScalingParameters:
     solutions = [s for f in faces if (s := _solve(n, y, f, n_params)) is not None]
     # (0,) alone is always feasible: a = weighted mean of y > 0.
     return min(solutions, key=lambda s: s.weighted_rss)

@@ -24,17 +24,18 @@ infinitely expensive one and never averages into a finite figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trncost.estimate.engine import estimate
 from trncost.estimate.errors import DomainError
-from trncost.estimate.evidence import EXTRAPOLATION_LIMIT, Evidence
+from trncost.estimate.evidence import EXTRAPOLATION_LIMIT, MIN_FIT_COUNTS, Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import dec, usd
-from trncost.estimate.scaling import MIN_FIT_COUNTS, relative_rms
+from trncost.estimate.scaling import relative_rms
 from trncost.estimate.vector import VectorModel, build
 from trncost.model.analysis import (
     MoneyPercentiles,
@@ -55,7 +56,8 @@ STATED_USAGE = (
     "assumption:data_preparation",
     "assumption:engineering_hours",
 )
-Sampler = Callable[[np.random.Generator, int], np.ndarray]
+FloatArray = NDArray[np.float64]
+Sampler = Callable[[np.random.Generator, int], FloatArray]
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,7 @@ class Inputs:
             where = f"at {n} instances"
         else:
             spreads = [self._spread_at(c) for c in counts]
-            known = [s for s in spreads if s[0] is not None]
+            known = [(s_cv, low, high) for s_cv, low, high in spreads if s_cv is not None]
             cv = max((s[0] for s in known), default=None)
             lo = min((s[1] for s in known), default=1.0)
             hi = max((s[2] for s in known), default=1.0)
@@ -278,7 +280,9 @@ class Inputs:
             )
 
     # -- helpers ---------------------------------------------------------------------------
-    def _pm20(self, row: str, point: float, upper: float | None = None, sample: bool = True):
+    def _pm20(
+        self, row: str, point: float, upper: float | None = None, sample: bool = True
+    ) -> None:
         if point == 0:
             return
         lo, hi = point * (1 - ASSUMPTION_SPREAD), point * (1 + ASSUMPTION_SPREAD)
@@ -324,7 +328,7 @@ class Inputs:
 
 
 # -- Monte Carlo ---------------------------------------------------------------------------
-def _order_stats(a: np.ndarray, ps=(0.1, 0.5, 0.9)) -> list[float]:
+def _order_stats(a: FloatArray, ps: Sequence[float] = (0.1, 0.5, 0.9)) -> list[float]:
     """Inverted-CDF percentiles: actual draws, never an interpolation with infinity."""
     n = a.size
     idx = [max(0, math.ceil(p * n) - 1) for p in ps]
@@ -352,8 +356,11 @@ def prepare(inp: EstimateInput, est: Estimate | None = None) -> Prepared:
     return est, model, Inputs(inp, est, model)
 
 
-def draw_all(inputs: Inputs, rng: np.random.Generator, samples: int, spread: float):
-    values: dict[str, np.ndarray] = {}
+def draw_all(
+    inputs: Inputs, rng: np.random.Generator, samples: int, spread: float
+) -> dict[str, FloatArray]:
+    """One draw of `samples` values per sampled input, scaled toward its value by `spread`."""
+    values: dict[str, FloatArray] = {}
     for u in inputs.items:
         if u.draw is None:
             continue
@@ -399,7 +406,8 @@ def monte_carlo(
         )
     total_h = _order_stats(np.broadcast_to(out.total_h, (samples,)))
     held_h = _order_stats(np.broadcast_to(out.held_h, (samples,)))
-    known_usd = pending = total_usd = None
+    known_usd: MoneyPercentiles | None = None
+    total_usd: MoneyPercentiles | None = None
     pending_ranges: list[PendingQuantityRange] = []
     if est.time is None:
         notes.append(f"the deterministic plan is infeasible: {est.infeasible_reason}")
@@ -423,14 +431,13 @@ def monte_carlo(
             )
         else:
             total_usd = known_usd
-    pending = pending_ranges
     return Range(
         samples=samples,
         seed=seed,
         spread=spread,
         total_usd=total_usd,
         known_usd=known_usd,
-        pending=pending,
+        pending=pending_ranges,
         time_to_target_h=_pct(total_h, "h"),
         held_h=_pct(held_h, "h"),
         infeasible_share=infeasible_share,
