@@ -24,6 +24,7 @@ Every triggered reason is reported with its code; the action is the strongest on
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 from trncost.estimate.compare import comparability
 from trncost.estimate.engine import break_even_price
@@ -104,7 +105,7 @@ def reproducible(inp: EstimateInput, trials: Sequence[TrialRun]) -> list[TrialRu
     ]
 
 
-def decide(  # noqa: C901 - split under issue 11 (remove this when done)
+def decide(
     inp: EstimateInput,
     est: Estimate | None,
     *,
@@ -119,28 +120,48 @@ def decide(  # noqa: C901 - split under issue 11 (remove this when done)
     the other candidates; only comparable ones count. `limited_features` are key features the
     team found limited on this platform (a statement, e.g. "FP8 training", "expert parallel").
     """
-    w = inp.workload
-    cid = candidate_id or inp.candidate.label
     trials = own_trials(inp)
+    repro = reproducible(inp, trials)
+    warnings = {x.code for x in est.warnings} if est is not None else set()
+    reasons = [
+        *_fit_reasons(inp, trials),
+        *_unverified_reasons(inp, est, trials, repro, warnings),
+        *_evidence_gaps(est, trials, warnings, error),
+    ]
+    comparable = _comparable(inp, alternatives)
+    reasons += _costlier(est, comparable)
+    if est is not None and est.status == "incomplete" and len(repro) >= 2:
+        gaps = any(r.action == Action.continue_trials for r in reasons)
+        reasons.append(_price_pending(est, comparable, gaps))
+    reasons += _limited(inp, limited_features)
+    return _decision(candidate_id or inp.candidate.label, reasons)
+
+
+def _reason(code: str, action: Action, message: str, evidence: Sequence[str] = ()) -> Reason:
+    return Reason(code=code, action=action, message=message, evidence=list(evidence))
+
+
+def _fit_reasons(inp: EstimateInput, trials: Sequence[TrialRun]) -> list[Reason]:
+    """No trial yet, no run that completed with a finite loss, or unsupported ops."""
+    w = inp.workload
     reasons: list[Reason] = []
-
-    def add(code: str, action: Action, message: str, evidence: Sequence[str] = ()) -> None:
-        reasons.append(Reason(code=code, action=action, message=message, evidence=list(evidence)))
-
-    # -- fit ---------------------------------------------------------------------------------
     if not trials:
-        add(
-            "no_trials",
-            Action.continue_trials,
-            f"no trial of {inp.candidate.instance_type}: start with a fit trial",
+        reasons.append(
+            _reason(
+                "no_trials",
+                Action.continue_trials,
+                f"no trial of {inp.candidate.instance_type}: start with a fit trial",
+            )
         )
     elif not fit_passed(trials):
-        add(
-            "fit_not_passed",
-            Action.pause_migration,
-            "no run completed with a finite loss: adapt the code (and cost the adaptation) "
-            "or pause the migration",
-            [f"{t.trial_id} ({t.phase}, {t.status})" for t in trials],
+        reasons.append(
+            _reason(
+                "fit_not_passed",
+                Action.pause_migration,
+                "no run completed with a finite loss: adapt the code (and cost the adaptation) "
+                "or pause the migration",
+                [f"{t.trial_id} ({t.phase}, {t.status})" for t in trials],
+            )
         )
     ops = sorted(
         {
@@ -151,129 +172,193 @@ def decide(  # noqa: C901 - split under issue 11 (remove this when done)
         }
     )
     if ops:
-        add(
-            "unsupported_ops",
-            Action.pause_migration,
-            f"the workload's code ({w.code_version}) hits unsupported ops ({', '.join(ops)}): "
-            "adapt them (and cost the work) or pause the migration",
-            [t.trial_id for t in trials if t.reliability.unsupported_ops],
+        reasons.append(
+            _reason(
+                "unsupported_ops",
+                Action.pause_migration,
+                f"the workload's code ({w.code_version}) hits unsupported ops ({', '.join(ops)}): "
+                "adapt them (and cost the work) or pause the migration",
+                [t.trial_id for t in trials if t.reliability.unsupported_ops],
+            )
         )
+    return reasons
 
-    # -- unverified dependencies without reproducible data ----------------------------------
-    repro = reproducible(inp, trials)
-    warnings = {x.code for x in est.warnings} if est is not None else set()
-    pending = est is not None and est.status == "incomplete"
-    prices_unverified = pending or "example_prices" in warnings
-    if trials and len(repro) < 2:
-        why = (
-            f"and no reproducible trial data ({len(repro)} completed baseline/target run(s) of "
-            f"code {w.code_version} on dataset {w.dataset_id}; ≥ 2 needed)"
-        )
-        eng = inp.assumptions.engineering_hours
-        changes = [t.trial_id for t in trials if t.reliability.unsupported_ops]
-        if (eng is not None and eng.value > 0) or changes or "code_version_mismatch" in warnings:
-            add(
+
+def _unverified_reasons(
+    inp: EstimateInput,
+    est: Estimate | None,
+    trials: Sequence[TrialRun],
+    repro: Sequence[TrialRun],
+    warnings: set[str],
+) -> list[Reason]:
+    """Dependencies not verified in a trial (software changes, utilization, prices) while
+    there is no reproducible trial data (fewer than 2 runs of the workload's code and data)."""
+    if not trials or len(repro) >= 2:
+        return []
+    w = inp.workload
+    why = (
+        f"and no reproducible trial data ({len(repro)} completed baseline/target run(s) of "
+        f"code {w.code_version} on dataset {w.dataset_id}; ≥ 2 needed)"
+    )
+    reasons: list[Reason] = []
+    eng = inp.assumptions.engineering_hours
+    changes = [t.trial_id for t in trials if t.reliability.unsupported_ops]
+    if (eng is not None and eng.value > 0) or changes or "code_version_mismatch" in warnings:
+        reasons.append(
+            _reason(
                 "unverified_software_changes",
                 Action.pause_migration,
                 f"the estimate depends on software changes not yet verified in a trial {why}",
                 changes or ["assumption:engineering_hours"],
             )
-        measured_util = [
-            t.trial_id
-            for t in trials
-            if t.utilization.neuroncore is not None or t.utilization.gpu is not None
-        ]
-        if not measured_util:
-            add(
+        )
+    measured_util = [
+        t.trial_id
+        for t in trials
+        if t.utilization.neuroncore is not None or t.utilization.gpu is not None
+    ]
+    if not measured_util:
+        reasons.append(
+            _reason(
                 "unverified_utilization",
                 Action.pause_migration,
                 f"no trial measured accelerator utilization {why}",
                 [t.trial_id for t in trials],
             )
-        if prices_unverified:
-            add(
+        )
+    pending = est is not None and est.status == "incomplete"
+    if pending or "example_prices" in warnings:
+        reasons.append(
+            _reason(
                 "unverified_prices",
                 Action.pause_migration,
                 f"a price is PENDING or not official {why}",
                 [t.price_key for t in est.pending_terms] if est is not None else [],
             )
+        )
+    return reasons
 
-    # -- evidence gaps → continue trials ----------------------------------------------------
+
+def _evidence_gaps(
+    est: Estimate | None, trials: Sequence[TrialRun], warnings: set[str], error: str | None
+) -> list[Reason]:
+    """What the trials have not shown yet: each gap says which trial to run next."""
+    reasons: list[Reason] = []
     if est is None and trials and fit_passed(trials):
-        add("no_usable_trial", Action.continue_trials, error or "no usable throughput trial")
+        reasons.append(
+            _reason(
+                "no_usable_trial", Action.continue_trials, error or "no usable throughput trial"
+            )
+        )
     for code in sorted(warnings):
         if code in WARNING_RULES:
             rcode, action, message = WARNING_RULES[code]
-            add(rcode, action, message, [code])
+            reasons.append(_reason(rcode, action, message, [code]))
     if (
         est is not None
         and "unmeasured_instance_count" in warnings
         and any(r.id == "assumption:linear_scaling" for r in est.inputs)
     ):
-        add(
-            "scale_assumed_linear",
-            Action.continue_trials,
-            "throughput at the planned count is scaled linearly from fewer than 3 measured "
-            "counts: measure that count, or ≥ 3 counts for a scaling fit",
-            ["assumption:linear_scaling"],
+        reasons.append(
+            _reason(
+                "scale_assumed_linear",
+                Action.continue_trials,
+                "throughput at the planned count is scaled linearly from fewer than 3 measured "
+                "counts: measure that count, or ≥ 3 counts for a scaling fit",
+                ["assumption:linear_scaling"],
+            )
         )
     if trials and not any(
         (t.reliability.failures > 0 and t.wall.restart_s is not None) or t.reliability.reruns > 0
         for t in trials
     ):
-        add(
-            "rerun_unverified",
-            Action.continue_trials,
-            "no trial went through a failure and restart (or a rerun): rerun behaviour and its "
-            "time are not verified; inject a failure in a target trial",
-        )
-
-    # -- cost against comparable alternatives → compare -------------------------------------
-    comparable = [
-        (i, e)
-        for i, e in alternatives
-        if i.candidate != inp.candidate and not comparability(inp, i) and e.status == "complete"
-    ]
-    if est is not None and est.status == "complete" and est.total_usd is not None:
-        cheaper = sorted(
-            (e.total_usd, i.candidate.label) for i, e in comparable if e.total_usd < est.total_usd
-        )
-        if cheaper:
-            usd_, label = cheaper[0]
-            add(
-                "costlier_than_alternative",
-                Action.compare_alternatives,
-                f"${est.total_usd:,.2f} per target is not better than {label} "
-                f"(${usd_:,.2f}) on the same work and clock",
-                [lbl for _, lbl in cheaper],
+        reasons.append(
+            _reason(
+                "rerun_unverified",
+                Action.continue_trials,
+                "no trial went through a failure and restart (or a rerun): rerun behaviour and "
+                "its time are not verified; inject a failure in a target trial",
             )
-    if pending and len(repro) >= 2:
-        best = min(comparable, key=lambda p: p[1].total_usd, default=None)
-        be = break_even_price(est, best[1].total_usd) if best is not None else None
-        tail = (
-            f"; it breaks even with {best[0].candidate.label} at ${be:,.4f} per "
-            f"{est.pending_terms[0].unit}"
-            if be is not None and best is not None
-            else ""
         )
-        gaps = any(r.action == Action.continue_trials for r in reasons)
-        add(
-            "price_pending",
-            # with evidence gaps the next step is still trials; verified, it is a comparison
-            Action.continue_trials if gaps else Action.compare_alternatives,
-            "a price is PENDING: the cost per target cannot be shown better than the "
-            f"alternatives{tail}",
-            [t.price_key for t in est.pending_terms],
+    return reasons
+
+
+# an alternative candidate, its estimate and its (known) total per target
+Alternative = tuple[EstimateInput, Estimate, Decimal]
+
+
+def _comparable(
+    inp: EstimateInput, alternatives: Sequence[tuple[EstimateInput, Estimate]]
+) -> list[Alternative]:
+    """The other candidates that are comparable with `inp` and fully priced."""
+    return [
+        (i, e, total)
+        for i, e in alternatives
+        if i.candidate != inp.candidate
+        and not comparability(inp, i)
+        and e.status == "complete"
+        and (total := e.total_usd) is not None
+    ]
+
+
+def _costlier(est: Estimate | None, comparable: Sequence[Alternative]) -> list[Reason]:
+    """A comparable alternative is cheaper per target: more trials can only add cost."""
+    if est is None or est.status != "complete" or est.total_usd is None:
+        return []
+    own = est.total_usd
+    cheaper = sorted((total, i.candidate.label) for i, _, total in comparable if total < own)
+    if not cheaper:
+        return []
+    usd_, label = cheaper[0]
+    return [
+        _reason(
+            "costlier_than_alternative",
+            Action.compare_alternatives,
+            f"${own:,.2f} per target is not better than {label} "
+            f"(${usd_:,.2f}) on the same work and clock",
+            [lbl for _, lbl in cheaper],
         )
-    if limited_features:
-        add(
+    ]
+
+
+def _price_pending(est: Estimate, comparable: Sequence[Alternative], gaps: bool) -> Reason:
+    """A PENDING price with reproducible data: the break-even price against the cheapest
+    comparable alternative says where it would be better."""
+    best = min(comparable, key=lambda a: a[2], default=None)
+    be = break_even_price(est, best[2]) if best is not None else None
+    tail = (
+        f"; it breaks even with {best[0].candidate.label} at ${be:,.4f} per "
+        f"{est.pending_terms[0].unit}"
+        if be is not None and best is not None
+        else ""
+    )
+    return _reason(
+        "price_pending",
+        # with evidence gaps the next step is still trials; verified, it is a comparison
+        Action.continue_trials if gaps else Action.compare_alternatives,
+        "a price is PENDING: the cost per target cannot be shown better than the "
+        f"alternatives{tail}",
+        [t.price_key for t in est.pending_terms],
+    )
+
+
+def _limited(inp: EstimateInput, limited_features: Sequence[str]) -> list[Reason]:
+    """Key features the team found limited on this platform (their statement)."""
+    if not limited_features:
+        return []
+    return [
+        _reason(
             "key_features_limited",
             Action.compare_alternatives,
             f"key features are limited on {inp.candidate.instance_type}: "
             + ", ".join(limited_features),
-            list(limited_features),
+            limited_features,
         )
+    ]
 
+
+def _decision(candidate_id: str, reasons: list[Reason]) -> Decision:
+    """The strongest action among `reasons` (pause > compare > continue > ready)."""
     reasons.sort(key=lambda r: (PRECEDENCE.index(r.action), r.code))
     action = reasons[0].action if reasons else Action.ready_to_budget
     summary = (
@@ -282,7 +367,7 @@ def decide(  # noqa: C901 - split under issue 11 (remove this when done)
         else "ready_to_budget: fit passed, representative load, quality, restore and reruns "
         "verified, fully priced and not beaten by a comparable alternative"
     )
-    return Decision(candidate_id=cid, action=action, reasons=reasons, summary=summary)
+    return Decision(candidate_id=candidate_id, action=action, reasons=reasons, summary=summary)
 
 
 def migration_decision(decisions: Sequence[Decision], neuron_ids: set[str]) -> Decision | None:
