@@ -18,7 +18,9 @@ it is then given as a formula in that price.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
+from typing import Literal, TypedDict
 
 from trncost.estimate.errors import DomainError
 from trncost.estimate.money import usd
@@ -69,17 +71,106 @@ def _is_trial_line(li: LineItem) -> bool:
     )
 
 
-def credits_runway(  # noqa: C901 - split under issue 11 (remove this when done)
+class _Head(TypedDict):
+    """The fields every runway starts with."""
+
+    candidate_id: str
+    as_of: str
+    expires_on: str
+
+
+@dataclass
+class _Covered:
+    """The estimate's lines as the credits see them: covered per target or once, PENDING
+    quantities by price, and the lines they do not cover."""
+
+    per_target: Decimal = Decimal(0)
+    once: Decimal = Decimal(0)
+    q_per: float = 0.0
+    q_once: float = 0.0
+    pending_keys: set[str] = field(default_factory=set)
+    uncovered: list[UncoveredLine] = field(default_factory=list)
+
+    @property
+    def uncovered_per_target(self) -> Decimal | None:
+        """What the credits leave to pay per target; None while such a line is PENDING."""
+        recurring = [u.amount_usd for u in self.uncovered if not u.one_time]
+        known = [a for a in recurring if a is not None]
+        return sum(known, Decimal(0)) if len(known) == len(recurring) else None
+
+
+def _covered(est: Estimate, credits: Credits) -> _Covered:
+    def covers(li: LineItem) -> bool:
+        return li.component in credits.covers or (
+            credits.covers_trial_instance_lines and _is_trial_line(li)
+        )
+
+    out = _Covered()
+    for li in est.line_items:
+        one_time = li.component == Component.adaptation_reruns
+        if not covers(li):
+            out.uncovered.append(
+                UncoveredLine(
+                    name=li.name,
+                    component=li.component,
+                    amount_usd=li.amount_usd,
+                    one_time=one_time,
+                )
+            )
+        elif li.amount_usd is None:
+            # a line without an amount is PENDING and names its price (Ledger.charge)
+            out.pending_keys.add(str(li.price_key))
+            if one_time:
+                out.q_once += li.quantity
+            else:
+                out.q_per += li.quantity
+        elif one_time:
+            out.once += li.amount_usd
+        else:
+            out.per_target += li.amount_usd
+    return out
+
+
+@dataclass(frozen=True)
+class _Schedule:
+    """When targets run: from `start` (day number) at `days_per_target`, until `expiry`."""
+
+    start: int
+    expiry: int
+    days_per_target: float
+    before_expiry: int  # targets that start and end before the credits expire
+    pace: str
+
+
+def _pace(credits: Credits, as_of: str, held_days: float) -> tuple[float, str]:
+    """(days per target, the pace in words): paced per month, or back to back."""
+    if credits.targets_per_month is None:
+        return held_days, (
+            f"back to back from {credits.start_on or as_of}, {held_days:.2f} days per target "
+            "(held time)"
+        )
+    days_per_target = DAYS_PER_MONTH / credits.targets_per_month
+    pace = f"{credits.targets_per_month:g} targets per month from {as_of}"
+    if days_per_target < held_days:
+        pace += f" (faster than one target's {held_days:.2f} days: runs overlap)"
+    return days_per_target, pace
+
+
+def credits_runway(
     est: Estimate, credits: Credits, *, as_of: str, candidate_id: str | None = None
 ) -> Runway:
-    cid = candidate_id or est.candidate.label
+    """How many completed targets `credits` pay for, from `as_of`, before they expire."""
     today = days_from_civil(as_of)
     expiry = days_from_civil(credits.expires_on)
     start = days_from_civil(credits.start_on) if credits.start_on else today
-    base = dict(candidate_id=cid, as_of=as_of, expires_on=credits.expires_on)
+    head = _Head(
+        candidate_id=candidate_id or est.candidate.label,
+        as_of=as_of,
+        expires_on=credits.expires_on,
+    )
     if est.time is None:
         return Runway(
-            **base,
+            **head,
             known=False,
             covered_per_target_usd=None,
             one_time_covered_usd=None,
@@ -91,93 +182,62 @@ def credits_runway(  # noqa: C901 - split under issue 11 (remove this when done)
             pace="",
             notes=[f"the plan is infeasible: {est.infeasible_reason}"],
         )
-
-    def covered(li: LineItem) -> bool:
-        return li.component in credits.covers or (
-            credits.covers_trial_instance_lines and _is_trial_line(li)
-        )
-
-    def one_time(li: LineItem) -> bool:
-        return li.component == Component.adaptation_reruns
-
-    per_target, once = Decimal(0), Decimal(0)
-    q_per, q_once, pending_keys = 0.0, 0.0, set()
-    uncovered: list[UncoveredLine] = []
-    for li in est.line_items:
-        if not covered(li):
-            uncovered.append(
-                UncoveredLine(
-                    name=li.name,
-                    component=li.component,
-                    amount_usd=li.amount_usd,
-                    one_time=one_time(li),
-                )
-            )
-            continue
-        if li.amount_usd is None:
-            pending_keys.add(li.price_key)
-            if one_time(li):
-                q_once += li.quantity
-            else:
-                q_per += li.quantity
-        elif one_time(li):
-            once += li.amount_usd
-        else:
-            per_target += li.amount_usd
-    recurring_uncovered = [u for u in uncovered if not u.one_time]
-    uncovered_per_target = (
-        None
-        if any(u.amount_usd is None for u in recurring_uncovered)
-        else sum((u.amount_usd for u in recurring_uncovered), Decimal(0))
-    )
-    held_days = est.time.held_h / 24
-    if credits.targets_per_month is not None:
-        days_per_target = DAYS_PER_MONTH / credits.targets_per_month
-        pace = f"{credits.targets_per_month:g} targets per month from {as_of}"
-    else:
-        days_per_target = held_days
-        pace = (
-            f"back to back from {credits.start_on or as_of}, {held_days:.2f} days per target "
-            "(held time)"
-        )
-    if credits.targets_per_month is not None and days_per_target < held_days:
-        pace += f" (faster than one target's {held_days:.2f} days: runs overlap)"
+    covered = _covered(est, credits)
+    days_per_target, pace = _pace(credits, as_of, est.time.held_h / 24)
     notes: list[str] = []
     available_days = expiry - start
     if available_days < 0:
         notes.append(f"the credits expire ({credits.expires_on}) before the start")
     before_expiry = max(0, math.floor(available_days / days_per_target)) if days_per_target else 0
+    schedule = _Schedule(start, expiry, days_per_target, before_expiry, pace)
+    if covered.pending_keys:
+        return _pending_runway(head, credits, covered, schedule, notes)
+    return _known_runway(head, credits, covered, schedule, notes)
 
-    if pending_keys:
-        key = sorted(pending_keys)[0]
-        formula = (
-            f"targets = floor((${credits.amount_usd:,.2f} − ${once:,.2f} − {q_once:,.4g} × "
-            f"P[{key}]) / (${per_target:,.2f} + {q_per:,.4g} × P[{key}]))"
-            if len(pending_keys) == 1
-            else "several covered prices are PENDING: " + ", ".join(sorted(pending_keys))
-        )
-        return Runway(
-            **base,
-            known=False,
-            covered_per_target_usd=None,
-            one_time_covered_usd=None,
-            targets_fit=None,
-            targets_before_expiry=before_expiry,
-            targets_on_credits=None,
-            runs_out_on=None,
-            limited_by="unknown",
-            pace=pace,
-            formula=formula,
-            uncovered=uncovered,
-            uncovered_per_target_usd=uncovered_per_target,
-            notes=[
-                *notes,
-                "a covered line's price is PENDING: the runway is unknown until it is "
-                "published; it is given as a function of that price",
-            ],
-        )
 
+def _pending_runway(
+    head: _Head, credits: Credits, covered: _Covered, schedule: _Schedule, notes: list[str]
+) -> Runway:
+    """A covered line's price is PENDING: the runway as a formula in that price."""
+    keys = sorted(covered.pending_keys)
+    key = keys[0]
+    formula = (
+        f"targets = floor((${credits.amount_usd:,.2f} − ${covered.once:,.2f} − "
+        f"{covered.q_once:,.4g} × P[{key}]) / (${covered.per_target:,.2f} + "
+        f"{covered.q_per:,.4g} × P[{key}]))"
+        if len(keys) == 1
+        else "several covered prices are PENDING: " + ", ".join(keys)
+    )
+    return Runway(
+        **head,
+        known=False,
+        covered_per_target_usd=None,
+        one_time_covered_usd=None,
+        targets_fit=None,
+        targets_before_expiry=schedule.before_expiry,
+        targets_on_credits=None,
+        runs_out_on=None,
+        limited_by="unknown",
+        pace=schedule.pace,
+        formula=formula,
+        uncovered=covered.uncovered,
+        uncovered_per_target_usd=covered.uncovered_per_target,
+        notes=[
+            *notes,
+            "a covered line's price is PENDING: the runway is unknown until it is "
+            "published; it is given as a function of that price",
+        ],
+    )
+
+
+def _known_runway(
+    head: _Head, credits: Credits, covered: _Covered, schedule: _Schedule, notes: list[str]
+) -> Runway:
+    """Every covered line is priced: targets that fit, and the day the credits run out."""
+    per_target, once = covered.per_target, covered.once
+    before_expiry = schedule.before_expiry
     left = credits.amount_usd - once
+    fit: int | None
     if left < 0:
         fit = 0
         notes.append(f"the covered trial lines (${once:,.2f}) already exceed the credits")
@@ -188,10 +248,10 @@ def credits_runway(  # noqa: C901 - split under issue 11 (remove this when done)
         fit = int((left / per_target).to_integral_value(rounding=ROUND_FLOOR))
     on_credits = before_expiry if fit is None else min(fit, before_expiry)
     runs_out_on = None
-    limited_by = "expiry"
+    limited_by: Literal["credits", "expiry"] = "expiry"
     if fit is not None and per_target > 0 and left >= 0:
-        out_day = start + float(left / per_target) * days_per_target
-        if out_day <= expiry:
+        out_day = schedule.start + float(left / per_target) * schedule.days_per_target
+        if out_day <= schedule.expiry:
             runs_out_on = civil_from_days(math.floor(out_day))
             limited_by = "credits"
         else:
@@ -200,8 +260,9 @@ def credits_runway(  # noqa: C901 - split under issue 11 (remove this when done)
                 f"the credits outlast their expiry at this pace: ${unused:,.2f} unused on "
                 f"{credits.expires_on}"
             )
+    uncovered_per_target = covered.uncovered_per_target
     return Runway(
-        **base,
+        **head,
         known=True,
         covered_per_target_usd=per_target,
         one_time_covered_usd=once,
@@ -210,8 +271,8 @@ def credits_runway(  # noqa: C901 - split under issue 11 (remove this when done)
         targets_on_credits=on_credits,
         runs_out_on=runs_out_on,
         limited_by=limited_by,
-        pace=pace,
-        uncovered=uncovered,
+        pace=schedule.pace,
+        uncovered=covered.uncovered,
         uncovered_per_target_usd=None
         if uncovered_per_target is None
         else usd(uncovered_per_target),
