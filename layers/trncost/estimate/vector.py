@@ -15,17 +15,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NoReturn, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import EC2_MINIMUM_BILLED_SECONDS, HOURS_PER_MONTH
 from trncost.model.candidate import Platform
-from trncost.model.estimate import Estimate, EstimateInput, LineItem
+from trncost.model.estimate import Estimate, EstimateInput, InputRow, LineItem
 from trncost.model.price import PriceKey
 
-Array = np.ndarray
-Values = Mapping[str, Array | float]
+Array = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+Quantity = Array | float  # one value per draw, or one for all draws (broadcast)
+Values = Mapping[str, Quantity]  # input-table row id → its value(s)
+# a line's (quantity per period, periods) as a function of (held hours, values)
+QuantityFn = Callable[[Array, Values], tuple[Quantity, Quantity]]
 MONTH_H = float(HOURS_PER_MONTH)
 MONTHLY_FIELDS = ("transfer_out_gb", "transfer_inter_region_gb", "log_ingest_gb")
 TIER_ROW = "assumption:tier_position"
@@ -39,16 +45,17 @@ class Tiers:
     begin: Array
     end: Array
     rate: Array
+    # the amount charged up to each tier's begin: a piecewise-linear, increasing function
+    _cum: Array = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # the amount charged up to each tier's begin: a piecewise-linear, increasing function
         widths = np.minimum(self.end, np.r_[self.begin[1:], np.inf]) - self.begin
         cum = np.r_[0.0, np.cumsum((widths * self.rate)[:-1])]
         object.__setattr__(self, "_cum", cum)
 
-    def amount(self, q: Array | float) -> Array:
+    def amount(self, q: Quantity) -> Quantity:
         if self.begin.size == 1 and self.end[0] == np.inf:
-            return np.asarray(q, dtype=float) * self.rate[0]
+            return np.asarray(q, dtype=np.float64) * float(self.rate[0])
         i = np.searchsorted(self.begin, q, side="right") - 1
         return self._cum[i] + (q - self.begin[i]) * self.rate[i]
 
@@ -61,14 +68,12 @@ class Line:
     price_key: str | None
     price_row: str | None
     tiers: Tiers | None  # None while the price is PENDING
-    qty: Callable[[Array, Values], tuple[Array, Array | float]]
+    qty: QuantityFn
     inputs: tuple[str, ...] = ()  # the value rows this line reads
     fixed_amount: float | None = None  # held at the engine's figure
     fixed_quantity: float | None = None
 
-    def evaluate(
-        self, held_h: Array, v: Values, factors: Values
-    ) -> tuple[Array | float, Array | float]:
+    def evaluate(self, held_h: Array, v: Values, factors: Values) -> tuple[Quantity, Quantity]:
         """(amount USD, pending quantity): the other one is 0."""
         if self.fixed_amount is not None:
             return self.fixed_amount * _factor(factors, self.price_row), 0.0
@@ -80,11 +85,12 @@ class Line:
         return periods * self.tiers.amount(q) * _factor(factors, self.price_row), 0.0
 
     @property
-    def is_pending(self) -> bool:
-        return self.tiers is None and self.fixed_amount is None and self.price_key is not None
+    def pending_key(self) -> str | None:
+        """The price key this line's quantity waits for; None when the line has an amount."""
+        return self.price_key if self.tiers is None and self.fixed_amount is None else None
 
 
-def _factor(factors: Values, row: str | None) -> Array | float:
+def _factor(factors: Values, row: str | None) -> Quantity:
     return factors.get(row, 1.0) if row is not None else 1.0
 
 
@@ -94,7 +100,7 @@ class Outcome:
     pending: dict[str, Array]  # price key → quantity; nan where infeasible
     total_h: Array  # inf where infeasible
     held_h: Array
-    feasible: Array
+    feasible: BoolArray
 
 
 @dataclass
@@ -113,11 +119,12 @@ class VectorModel:
     notes: list[str] = field(default_factory=list)
 
     # -- time ------------------------------------------------------------------------------
-    def time(self, v: Values) -> tuple[Array, Array, Array]:
+    def time(self, v: Values) -> tuple[Array, Array, BoolArray]:
         """(total seconds, held seconds, feasible) exactly as timing.py computes them."""
         p = self.point
         rate = np.asarray(v.get(self.rate_row, p[self.rate_row]), dtype=float)
         steady_s = p["workload:target"] / rate
+        checkpoint_s: Quantity
         if self.interval is not None and self.save is not None:
             checkpoint_s = np.floor(steady_s / self.interval) * self.save
         else:
@@ -149,8 +156,9 @@ class VectorModel:
         pending: dict[str, Array] = {k: np.zeros(np.shape(held_h)) for k in self.pending_units}
         for line in self.lines:
             amount, quantity = line.evaluate(held_h, v, factors)
-            if line.is_pending:
-                pending[line.price_key] += quantity
+            key = line.pending_key
+            if key is not None:
+                pending[key] += quantity
             else:
                 known += amount
         if not all_ok:
@@ -162,7 +170,7 @@ class VectorModel:
 
 
 # -- construction ----------------------------------------------------------------------------
-def _num(value) -> float | None:
+def _num(value: str | float | None) -> float | None:
     """A row's value as a float: Decimal money is carried as a string; tier summaries are not
     numbers (None)."""
     if value is None:
@@ -175,18 +183,33 @@ def _num(value) -> float | None:
     return float(value)
 
 
+def _row_number(rows: Mapping[str, InputRow], row_id: str) -> float | None:
+    row = rows.get(row_id)
+    return _num(row.value) if row is not None else None
+
+
+class _RowReader:
+    """Reads an input row as a number (else `default`) and records it as a model point."""
+
+    def __init__(self, rows: Mapping[str, InputRow], point: dict[str, float]) -> None:
+        self.rows, self.point = rows, point
+
+    @overload
+    def __call__(self, row_id: str, default: None = None) -> float | None: ...
+    @overload
+    def __call__(self, row_id: str, default: float) -> float: ...
+    def __call__(self, row_id: str, default: float | None = None) -> float | None:
+        v = _row_number(self.rows, row_id)
+        v = default if v is None else v
+        if v is not None:
+            self.point[row_id] = v
+        return v
+
+
 def build(inp: EstimateInput, est: Estimate) -> VectorModel:
     rows = {r.id: r for r in est.inputs}
     point: dict[str, float] = {}
-
-    def value(row_id: str, default: float | None = None) -> float | None:
-        row = rows.get(row_id)
-        v = _num(row.value) if row is not None else None
-        v = default if v is None else v
-        if v is not None:
-            point[row_id] = v
-        return v
-
+    value = _RowReader(rows, point)
     n = est.candidate.instance_count
     value("workload:target")
     value("candidate:instance_count")
@@ -211,7 +234,7 @@ def build(inp: EstimateInput, est: Estimate) -> VectorModel:
         (
             r
             for r in ("assumption:restart_s", "failure:restart_s")
-            if _num(rows.get(r) and rows[r].value) is not None
+            if _row_number(rows, r) is not None
         ),
         None,
     )
@@ -279,106 +302,223 @@ def _tier_lookup(inp: EstimateInput) -> Callable[[str], Tiers | None]:
     return tiers
 
 
-def _line(li: LineItem, model: VectorModel, rows, value, tiers_of) -> Line:  # noqa: C901 - split under issue 11 (remove this when done)
-    """The formula `li` follows, recognised by the input rows it used (see costs.py)."""
-    ids = list(li.inputs)
+def _months(h: Array) -> Array:
+    return h / MONTH_H
+
+
+@dataclass(frozen=True)
+class _LineContext:
+    """One engine line item, seen by the formulas that may reproduce it (see costs.py)."""
+
+    li: LineItem
+    model: VectorModel
+    rows: Mapping[str, InputRow]
+    value: _RowReader
+    price_row: str | None
+    tiers: Tiers | None  # None while the price is PENDING
+
+    @property
+    def ids(self) -> list[str]:
+        """The input rows the line used: they say which formula it follows."""
+        return list(self.li.inputs)
+
+    @property
+    def head(self) -> str:
+        return self.li.inputs[0] if self.li.inputs else ""
+
+    @property
+    def field_name(self) -> str:
+        """The usage field of the first row (`usage:log_ingest_gb` → `log_ingest_gb`)."""
+        return self.head.split(":", 1)[-1]
+
+    @property
+    def n(self) -> float:
+        return float(self.model.est.candidate.instance_count)
+
+    def line(self, qty: QuantityFn, inputs: tuple[str, ...] = ()) -> Line:
+        return Line(
+            name=self.li.name,
+            price_key=self.li.price_key,
+            price_row=self.price_row,
+            tiers=self.tiers,
+            qty=qty,
+            inputs=inputs,
+        )
+
+
+def _line(
+    li: LineItem,
+    model: VectorModel,
+    rows: Mapping[str, InputRow],
+    value: _RowReader,
+    tiers_of: Callable[[str], Tiers | None],
+) -> Line:
+    """The formula `li` follows, recognised by the input rows it used (see costs.py); the
+    first formula that recognises it wins. A line no formula knows is held at its figure."""
     price_row = f"price:{li.price_key}" if li.price_key else None
     tiers = tiers_of(li.price_key) if li.price_key and li.amount_usd is not None else None
-    base = dict(name=li.name, price_key=li.price_key, price_row=price_row, tiers=tiers)
-    n = float(model.est.candidate.instance_count)
-    months = lambda h: h / MONTH_H  # noqa: E731
-
-    if "billing:seconds_per_instance" in ids:
-        sagemaker = model.est.candidate.platform == Platform.sagemaker
-        minimum = 1 if sagemaker else EC2_MINIMUM_BILLED_SECONDS
-
-        def instances(h, v):
-            billed = np.maximum(minimum, np.ceil(np.round(h * 3600, 6)))
-            return n * billed / 3600, 1.0
-
-        return Line(**base, qty=instances)
-    if "billing:capacity_blocks" in ids:
-        terms = next(
-            (q.capacity_block for q in model.inp.prices.quotes if str(q.key) == li.price_key),
-            None,
-        )
-        if terms is not None:
-            per_count = float(np.ceil(n / terms.instance_count))
-            hours = terms.duration_hours
-            return Line(**base, qty=lambda h, v: (np.ceil(h / hours) * per_count, 1.0))
-    if "assumption:ebs_gb_per_instance" in ids:
-        r = "assumption:ebs_gb_per_instance"
-        value(r)
-        return Line(
-            **base, qty=lambda h, v: (v.get(r, model.point[r]) * n * months(h), 1.0), inputs=(r,)
-        )
-    if "storage:s3_months" in ids:
-        stored = [
-            i
-            for i in ids
-            if i not in ("storage:s3_months", TIER_ROW) and not i.startswith("price:")
-        ]
-        gb = sum(value(i) or 0.0 for i in stored)
-        after = (
-            value("assumption:storage_months_after_run", 0.0)
-            if "assumption:storage_months_after_run" in rows
-            else 0.0
-        )
-        return Line(**base, qty=lambda h, v: (gb, months(h) + after))
-    head = ids[0] if ids else ""
-    field_name = head.split(":", 1)[-1]
-    if field_name in MONTHLY_FIELDS and MONTHS_ROW in ids:
-        total = _usage_total(head, field_name, model, value, n)
-        if total is not None:
-            fn, reads = total
-            if TIER_ROW in ids:
-
-                def monthly(h, v, fn=fn):
-                    k = np.maximum(1.0, np.ceil(h / MONTH_H))
-                    return fn(h, v) / k, k
-
-                return Line(**base, qty=monthly, inputs=reads)
-            after_row = "assumption:log_retention_months_after_run"
-            after = value(after_row, 0.0) if after_row in ids else 0.0
-
-            def log_storage(h, v, fn=fn):
-                return fn(h, v) * (months(h) / 2 + after), 1.0
-
-            return Line(**base, qty=log_storage, inputs=reads)
-    if field_name == "custom_metrics" and TIER_ROW in ids:
-        metrics = value(head)
-        if metrics is not None:
-            return Line(**base, qty=lambda h, v: (v.get(head, metrics), months(h)), inputs=(head,))
-    if "assumption:data_preparation" in ids:
-        r = "assumption:data_preparation"
-        value(r)
-        return Line(**base, qty=lambda h, v: (v.get(r, model.point[r]), 1.0), inputs=(r,))
-    if ids and all(i.startswith(("trial:", "price:")) for i in ids):
-        q = li.quantity
-        return Line(**base, qty=lambda h, v: (q, 1.0))
-    if li.price_key is None and ids == [
-        "assumption:engineering_hours",
-        "assumption:engineering_hourly_usd",
-    ]:
-        hours_row, rate_row = ids
-        value(hours_row)
-        value(rate_row)
-        return Line(
-            name=li.name,
-            price_key=None,
-            price_row=None,
-            tiers=Tiers(np.zeros(1), np.full(1, np.inf), np.ones(1)),
-            qty=lambda h, v: (
-                v.get(hours_row, model.point[hours_row]) * v.get(rate_row, model.point[rate_row]),
-                1.0,
-            ),
-            inputs=(hours_row, rate_row),
-        )
+    cx = _LineContext(li, model, rows, value, price_row, tiers)
+    for formula in FORMULAS:
+        line = formula(cx)
+        if line is not None:
+            return line
     model.notes.append(f"line {li.name!r} follows no formula the range knows: held at its figure")
     return _fixed(li, price_row)
 
 
-def _usage_total(head: str, field_name: str, model: VectorModel, value, n: float):
+def _instance_hours(cx: _LineContext) -> Line | None:
+    """n × billed seconds / 3600: EC2 with its 60 s minimum, SageMaker whole seconds."""
+    if "billing:seconds_per_instance" not in cx.ids:
+        return None
+    sagemaker = cx.model.est.candidate.platform == Platform.sagemaker
+    minimum = 1 if sagemaker else EC2_MINIMUM_BILLED_SECONDS
+    n = cx.n
+
+    def instances(h: Array, v: Values) -> tuple[Quantity, Quantity]:
+        billed = np.maximum(minimum, np.ceil(np.round(h * 3600, 6)))
+        return n * billed / 3600, 1.0
+
+    return cx.line(instances)
+
+
+def _capacity_blocks(cx: _LineContext) -> Line | None:
+    """ceil(held h / block hours) × ceil(n / block instances) blocks."""
+    if "billing:capacity_blocks" not in cx.ids:
+        return None
+    terms = next(
+        (q.capacity_block for q in cx.model.inp.prices.quotes if str(q.key) == cx.li.price_key),
+        None,
+    )
+    if terms is None:
+        return None
+    per_count = float(np.ceil(cx.n / terms.instance_count))
+    hours = terms.duration_hours
+    return cx.line(lambda h, v: (np.ceil(h / hours) * per_count, 1.0))
+
+
+def _ebs(cx: _LineContext) -> Line | None:
+    """GB per instance × n × held months."""
+    r = "assumption:ebs_gb_per_instance"
+    if r not in cx.ids:
+        return None
+    cx.value(r)
+    model, n = cx.model, cx.n
+    return cx.line(lambda h, v: (v.get(r, model.point[r]) * n * _months(h), 1.0), inputs=(r,))
+
+
+def _s3(cx: _LineContext) -> Line | None:
+    """(held months + months after the run) × tiered(GB stored)."""
+    if "storage:s3_months" not in cx.ids:
+        return None
+    stored = [
+        i for i in cx.ids if i not in ("storage:s3_months", TIER_ROW) and not i.startswith("price:")
+    ]
+    gb = sum(cx.value(i) or 0.0 for i in stored)
+    after = (
+        cx.value("assumption:storage_months_after_run", 0.0)
+        if "assumption:storage_months_after_run" in cx.rows
+        else 0.0
+    )
+    return cx.line(lambda h, v: (gb, _months(h) + after))
+
+
+def _monthly_usage(cx: _LineContext) -> Line | None:
+    """A run total of transfer or logs: billing months × tiered(total / billing months), or
+    (logs storage) total × (held months / 2 + retention months after the run)."""
+    ids, head, field_name = cx.ids, cx.head, cx.field_name
+    if field_name not in MONTHLY_FIELDS or MONTHS_ROW not in ids:
+        return None
+    total = _usage_total(head, field_name, cx.value, cx.n)
+    if total is None:
+        return None
+    fn, reads = total
+    if TIER_ROW in ids:
+
+        def monthly(h: Array, v: Values) -> tuple[Quantity, Quantity]:
+            k = np.maximum(1.0, np.ceil(h / MONTH_H))
+            return fn(h, v) / k, k
+
+        return cx.line(monthly, inputs=reads)
+    after_row = "assumption:log_retention_months_after_run"
+    after = cx.value(after_row, 0.0) if after_row in ids else 0.0
+
+    def log_storage(h: Array, v: Values) -> tuple[Quantity, Quantity]:
+        return fn(h, v) * (_months(h) / 2 + after), 1.0
+
+    return cx.line(log_storage, inputs=reads)
+
+
+def _custom_metrics(cx: _LineContext) -> Line | None:
+    """held months × tiered(metrics)."""
+    head = cx.head
+    if cx.field_name != "custom_metrics" or TIER_ROW not in cx.ids:
+        return None
+    metrics = cx.value(head)
+    if metrics is None:
+        return None
+    return cx.line(lambda h, v: (v.get(head, metrics), _months(h)), inputs=(head,))
+
+
+def _data_preparation(cx: _LineContext) -> Line | None:
+    """Stated preprocessing instance-hours × hourly rate."""
+    r = "assumption:data_preparation"
+    if r not in cx.ids:
+        return None
+    cx.value(r)
+    model = cx.model
+    return cx.line(lambda h, v: (v.get(r, model.point[r]), 1.0), inputs=(r,))
+
+
+def _trial(cx: _LineContext) -> Line | None:
+    """A trial run's billed instance-hours: measured, so fixed in every draw."""
+    ids = cx.ids
+    if not (ids and all(i.startswith(("trial:", "price:")) for i in ids)):
+        return None
+    q = cx.li.quantity
+    return cx.line(lambda h, v: (q, 1.0))
+
+
+def _engineering(cx: _LineContext) -> Line | None:
+    """Engineering hours × a user-assumed hourly cost (no price key: a flat rate of 1)."""
+    if cx.li.price_key is not None or cx.ids != [
+        "assumption:engineering_hours",
+        "assumption:engineering_hourly_usd",
+    ]:
+        return None
+    hours_row, rate_row = cx.ids
+    cx.value(hours_row)
+    cx.value(rate_row)
+    model = cx.model
+    return Line(
+        name=cx.li.name,
+        price_key=None,
+        price_row=None,
+        tiers=Tiers(np.zeros(1), np.full(1, np.inf), np.ones(1)),
+        qty=lambda h, v: (
+            v.get(hours_row, model.point[hours_row]) * v.get(rate_row, model.point[rate_row]),
+            1.0,
+        ),
+        inputs=(hours_row, rate_row),
+    )
+
+
+# The formulas of costs.py, in the order they are tried.
+FORMULAS: tuple[Callable[[_LineContext], Line | None], ...] = (
+    _instance_hours,
+    _capacity_blocks,
+    _ebs,
+    _s3,
+    _monthly_usage,
+    _custom_metrics,
+    _data_preparation,
+    _trial,
+    _engineering,
+)
+
+
+def _usage_total(
+    head: str, field_name: str, value: _RowReader, n: float
+) -> tuple[Callable[[Array, Values], Quantity], tuple[str, ...]] | None:
     """A run total: stated (assumption row) or per-instance-hour rate × n × held hours."""
     if head.startswith("assumption:"):
         stated = value(head)
@@ -400,7 +540,7 @@ def _fixed(li: LineItem, price_row: str | None) -> Line:
     return Line(li.name, li.price_key, price_row, None, _none, fixed_quantity=li.quantity)
 
 
-def _none(h, v):  # pragma: no cover - fixed lines never call their quantity
+def _none(h: Array, v: Values) -> NoReturn:  # pragma: no cover - fixed lines never call it
     raise AssertionError
 
 
@@ -415,7 +555,7 @@ def _check_lines(model: VectorModel) -> None:
         if li.amount_usd is not None:
             ok = abs(amount - float(li.amount_usd)) <= 1e-4 + 1e-9 * float(li.amount_usd)
         else:
-            ok = np.isclose(quantity, li.quantity, rtol=1e-9, atol=1e-9)
+            ok = bool(np.isclose(quantity, li.quantity, rtol=1e-9, atol=1e-9))
         if not ok:
             model.notes.append(
                 f"line {li.name!r}: the range's formula does not reproduce the engine's "
