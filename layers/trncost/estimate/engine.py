@@ -4,6 +4,7 @@ no clock, no boto3. Pydantic in, pydantic out."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TypedDict
 
 from trncost import __version__
 from trncost.estimate.costs import COMPONENTS, CostContext
@@ -11,7 +12,21 @@ from trncost.estimate.evidence import Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import usd
 from trncost.estimate.timing import time_to_target
+from trncost.model.candidate import Candidate
 from trncost.model.estimate import Component, Estimate, EstimateInput, PendingTerm
+
+
+class _Common(TypedDict):
+    """The fields every estimate has, feasible or not."""
+
+    engine_version: str
+    workload_id: str
+    candidate: Candidate
+    snapshot_id: str
+    target_unit: str
+    target_amount: float
+    target_tokens: float | None
+    steady_throughput: float
 
 
 def estimate(inp: EstimateInput) -> Estimate:
@@ -31,7 +46,7 @@ def estimate(inp: EstimateInput) -> Estimate:
         )
     ev = Evidence(w, c, inp.trials, ledger)
     tm = time_to_target(ev, inp.assumptions, ledger)
-    common = dict(
+    common = _Common(
         engine_version=__version__,
         workload_id=w.workload_id,
         candidate=c,

@@ -12,6 +12,8 @@ source; an instance type not in it gets "no peak on record", never a guess.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from trncost.model.analysis import ChipPeak, MfuFinding
 from trncost.model.trial import TrialRun
 from trncost.model.workload import Workload
@@ -112,6 +114,14 @@ def trial_tokens_per_s(workload: Workload, trial: TrialRun) -> float | None:
     return per * trial.work.done / clock
 
 
+class _FindingHead(TypedDict):
+    """The fields every MFU finding has."""
+
+    trial_id: str
+    instance_type: str
+    plausible_max: float
+
+
 def mfu_check(
     workload: Workload,
     trial: TrialRun,
@@ -125,7 +135,7 @@ def mfu_check(
     why (no peak on record, tokens unknown, no peak at that precision).
     """
     it = trial.candidate.instance_type
-    base = dict(trial_id=trial.trial_id, instance_type=it, plausible_max=plausible_max)
+    base = _FindingHead(trial_id=trial.trial_id, instance_type=it, plausible_max=plausible_max)
     if trial.wall.steady_s <= 0 and not trial.steady_throughput_samples:
         return None
     peak = chip_peak(it)

@@ -16,6 +16,7 @@ import numpy as np
 
 from trncost.estimate.money import dec, usd
 from trncost.estimate.uncertainty import Prepared, prepare
+from trncost.estimate.vector import Array
 from trncost.model.analysis import Swing, SwingEnd
 from trncost.model.estimate import Estimate, EstimateInput
 
@@ -30,8 +31,8 @@ def tornado(
         return []
     k = len(items)
     size = 2 * k + 1  # slot 0: every input at its value; then (low, high) per input
-    values: dict[str, np.ndarray] = {}
-    factors: dict[str, np.ndarray] = {}
+    values: dict[str, Array] = {}
+    factors: dict[str, Array] = {}
     for i, u in enumerate(items):
         target = factors if u.is_price else values
         arr = np.full(size, u.point)
@@ -83,7 +84,7 @@ def tornado(
     ]
 
 
-def _rel(a: np.ndarray, lo: int, hi: int) -> float:
+def _rel(a: Array, lo: int, hi: int) -> float:
     base = float(a[0])
     if base == 0 or not math.isfinite(base):
         return 0.0

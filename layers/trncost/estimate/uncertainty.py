@@ -28,7 +28,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from trncost.estimate.engine import estimate
 from trncost.estimate.errors import DomainError
@@ -36,7 +35,7 @@ from trncost.estimate.evidence import EXTRAPOLATION_LIMIT, MIN_FIT_COUNTS, Evide
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import dec, usd
 from trncost.estimate.scaling import relative_rms
-from trncost.estimate.vector import VectorModel, build
+from trncost.estimate.vector import Array, VectorModel, build
 from trncost.model.analysis import (
     MoneyPercentiles,
     PendingQuantityRange,
@@ -56,8 +55,7 @@ STATED_USAGE = (
     "assumption:data_preparation",
     "assumption:engineering_hours",
 )
-FloatArray = NDArray[np.float64]
-Sampler = Callable[[np.random.Generator, int], FloatArray]
+Sampler = Callable[[np.random.Generator, int], Array]
 
 
 @dataclass(frozen=True)
@@ -328,7 +326,7 @@ class Inputs:
 
 
 # -- Monte Carlo ---------------------------------------------------------------------------
-def _order_stats(a: FloatArray, ps: Sequence[float] = (0.1, 0.5, 0.9)) -> list[float]:
+def _order_stats(a: Array, ps: Sequence[float] = (0.1, 0.5, 0.9)) -> list[float]:
     """Inverted-CDF percentiles: actual draws, never an interpolation with infinity."""
     n = a.size
     idx = [max(0, math.ceil(p * n) - 1) for p in ps]
@@ -358,9 +356,9 @@ def prepare(inp: EstimateInput, est: Estimate | None = None) -> Prepared:
 
 def draw_all(
     inputs: Inputs, rng: np.random.Generator, samples: int, spread: float
-) -> dict[str, FloatArray]:
+) -> dict[str, Array]:
     """One draw of `samples` values per sampled input, scaled toward its value by `spread`."""
-    values: dict[str, FloatArray] = {}
+    values: dict[str, Array] = {}
     for u in inputs.items:
         if u.draw is None:
             continue
