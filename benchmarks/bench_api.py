@@ -167,7 +167,6 @@ def warm_estimates(calls: int) -> dict[str, Any]:
     from moto import mock_aws
 
     from factories import trial, workload  # tests/factories.py: the same seed as the API tests
-    from trncost.api.app import services
     from trncost.local.gateway import proxy_event
     from trncost.local.handlers import load_handler
     from trncost.store.schema import TABLE
@@ -183,7 +182,6 @@ def warm_estimates(calls: int) -> dict[str, Any]:
             **TABLE.create_table_kwargs(LAMBDA_ENV["TRNCOST_TABLE"])
         )
         boto3.client("events").create_event_bus(Name=LAMBDA_ENV["TRNCOST_BUS"])
-        services.cache_clear()
         handler = load_handler("api").handler
 
         def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
@@ -224,7 +222,6 @@ def warm_estimates(calls: int) -> dict[str, Any]:
                 response = handler(event, Context())
                 samples.append(time.perf_counter() - t0)
             assert response["statusCode"] == 201, response["body"][:300]
-        services.cache_clear()
     samples.sort()
     assert first is not None
     return {

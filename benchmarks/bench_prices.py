@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trncost.pricing.client import PriceListClient
-from trncost.pricing.snapshot import SnapshotService
+from trncost.services.snapshots import SnapshotService
 from trncost.settings import Catalog
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,9 +24,7 @@ from stacks.config import StageConfig
 from stacks.lambda_factory import TrncostFunction
 from stacks.permissions import grant_price_reads, grant_put_events, grant_table
 from stacks.pricing import catalog_json
-from trncost.events import BUS_NAME_ENV
-from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV
-from trncost.store.schema import TABLE_NAME_ENV
+from trncost.settings import BUS_NAME_ENV, CATALOG_ENV, PRICE_LIST_REGION_ENV, TABLE_NAME_ENV
 
 # API Gateway's integration timeout is at most 29 s: the function gets no more than that.
 API_TIMEOUT = cdk.Duration.seconds(29)

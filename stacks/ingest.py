@@ -34,10 +34,10 @@ from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
 from stacks.lambda_factory import TrncostFunction, dead_letter_queue
 from stacks.permissions import grant, grant_put_events, grant_table, regional_arn
-from trncost.events import BUS_NAME_ENV, DetailType, pattern
+from trncost.events import DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.services.ingest import LEASE_S
-from trncost.store.schema import TABLE_NAME_ENV
+from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 
 INGEST_TIMEOUT = cdk.Duration.seconds(120)
 INGEST_MEMORY_MB = 1024

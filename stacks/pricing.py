@@ -18,9 +18,7 @@ from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
 from stacks.lambda_factory import ScheduledInvocation, TrncostFunction
 from stacks.permissions import grant_price_reads, grant_put_events, grant_table
-from trncost.events import BUS_NAME_ENV
-from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV
-from trncost.store.schema import TABLE_NAME_ENV
+from trncost.settings import BUS_NAME_ENV, CATALOG_ENV, PRICE_LIST_REGION_ENV, TABLE_NAME_ENV
 
 # What the snapshot repository does with the table (store/prices.py): conditional puts, batch
 # writes of quotes, the latest pointer, reads and queries.

@@ -47,12 +47,16 @@ from stacks.permissions import (
     grant_table,
     regional_arn,
 )
-from trncost.api.trial_plans import STATE_MACHINE_ARN_ENV
-from trncost.events import BUS_NAME_ENV
 from trncost.metrics.names import AGENT_NAMESPACE
-from trncost.store.schema import TABLE_NAME_ENV
+from trncost.settings import (
+    AGENT_BUS_ENV,
+    BUS_NAME_ENV,
+    INSTANCE_PROFILE_ENV,
+    STATE_MACHINE_ARN_ENV,
+    TABLE_NAME_ENV,
+    TRAINING_ROLE_ENV,
+)
 from trncost.workflow.definition import raw_definition, substitutions
-from trncost.workflow.steps import AGENT_BUS_ENV, INSTANCE_PROFILE_ENV, TRAINING_ROLE_ENV
 
 STEPS_TIMEOUT = cdk.Duration.seconds(60)
 POLL_INTERVAL_S = 300

@@ -16,10 +16,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from trncost.api.app import handle
 from trncost.observability import NAMESPACE, MetricName
+from trncost.wiring import Wiring
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics(namespace=NAMESPACE)
+services = Wiring()  # this sandbox's services: imported at init, built on first use
 
 ESTIMATES_PATH = re.compile(r"(?:^|/)workloads/[^/]+/estimates/?$")
 
@@ -36,7 +38,7 @@ def estimate_computed(event: dict[str, Any], response: dict[str, Any]) -> bool:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    response = handle(event, context)
+    response = handle(event, context, services)
     if estimate_computed(event, response):
         metrics.add_metric(MetricName.estimates_computed, MetricUnit.Count, 1)
     return response

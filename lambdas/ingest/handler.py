@@ -4,8 +4,6 @@ DLQ after its max receive count); unusable events are recorded as rejected inges
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -15,21 +13,19 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from trncost.bus import EventPublisher
 from trncost.observability import NAMESPACE, MetricName
-from trncost.services.collect import AwsCollector
-from trncost.services.ingest import IngestService
-from trncost.settings import Settings
-from trncost.store.ingest import IngestStore
-from trncost.store.records import RecordStore
+from trncost.services.ingest import IngestOutcome
+from trncost.wiring import Wiring
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics(namespace=NAMESPACE)
 processor = BatchProcessor(event_type=EventType.SQS)
+services = Wiring()  # this sandbox's services: imported at init, built on first use
 
 OUTCOME_METRIC = {
     "recorded": MetricName.trials_ingested,
@@ -39,26 +35,9 @@ OUTCOME_METRIC = {
 }
 
 
-@lru_cache(maxsize=1)
-def service() -> IngestService:
-    settings = Settings.from_env()
-    return IngestService(
-        records=RecordStore(settings.table_name),
-        claims=IngestStore(settings.table_name),
-        collector=AwsCollector(),
-        publisher=EventPublisher(settings.bus_name) if settings.bus_name else None,
-    )
-
-
 @tracer.capture_method
 def record_handler(record: SQSRecord) -> dict[str, Any]:
-    try:
-        event: Any = json.loads(record.body)
-    except json.JSONDecodeError as exc:
-        event = {"id": record.message_id, "unparsed_body": record.body[:1000]}
-        outcome = service()._reject(event, f"message body is not JSON ({exc.msg})")
-    else:
-        outcome = service().ingest(event)
+    outcome: IngestOutcome = services.ingest.ingest_message(record.body, record.message_id)
     metrics.add_metric(OUTCOME_METRIC[outcome.status], MetricUnit.Count, 1)
     logger.info("ingest outcome", extra=outcome.__dict__)
     return outcome.__dict__
@@ -67,7 +46,7 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

@@ -10,8 +10,6 @@ PriceSnapshotAgeSeconds: how old the latest snapshot was when this one replaced 
 
 from __future__ import annotations
 
-from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -19,18 +17,17 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from trncost.bus import EventPublisher
+from trncost.errors import PriceListItemError
 from trncost.observability import NAMESPACE, MetricName
-from trncost.pricing.client import PriceListClient
-from trncost.pricing.parser import PriceListItemError
-from trncost.pricing.snapshot import SnapshotResult, SnapshotService
 from trncost.requestfile import format_validation_error
-from trncost.settings import Settings
-from trncost.store.prices import PriceStore
+from trncost.services.snapshots import SnapshotService
+from trncost.settings import CATALOG_ENV, Catalog
+from trncost.wiring import Wiring
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics(namespace=NAMESPACE)
+services = Wiring()  # this sandbox's services: imported at init, built on first use
 
 
 class PricesRequest(BaseModel):
@@ -40,51 +37,26 @@ class PricesRequest(BaseModel):
     note: str | None = None
 
 
-@lru_cache(maxsize=1)
-def service() -> tuple[SnapshotService, Settings]:
-    settings = Settings.from_env()
-    if settings.catalog is None:
-        raise RuntimeError("TRNCOST_CATALOG is not set: the prices Lambda has no catalog")
-    svc = SnapshotService(
-        store=PriceStore(settings.table_name),
-        price_list=PriceListClient(settings.price_list_region),
-        publisher=EventPublisher(settings.bus_name) if settings.bus_name else None,
-    )
-    return svc, settings
-
-
-def replaced_snapshot_age(svc: SnapshotService, result: SnapshotResult) -> float | None:
-    """How old the latest snapshot was when this one replaced it (its taken_at → this one's);
-    None when nothing was replaced (the first snapshot, or a newer one stays latest)."""
-    previous_id = result.publication.previous_id
-    if not result.publication.published or not previous_id:
-        return None
-    previous = svc.store.get_snapshot(previous_id)  # read once already, for the diff
-    if previous is None:
-        return None
-    try:
-        then = datetime.fromisoformat(previous.taken_at)
-        now = datetime.fromisoformat(result.snapshot.taken_at)
-        if then.tzinfo is None or now.tzinfo is None:
-            return None
-    except ValueError:
-        return None
-    return max(0.0, (now - then).total_seconds())
+def catalog() -> Catalog:
+    found = services.settings.catalog
+    if found is None:
+        raise RuntimeError(f"{CATALOG_ENV} is not set: the prices Lambda has no catalog")
+    return found
 
 
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any] | None, context: LambdaContext) -> dict[str, Any]:
-    svc, settings = service()
-    assert settings.catalog is not None
+    what = catalog()
+    svc: SnapshotService = services.snapshots
     calls_before = svc.price_list.calls
     try:
         request = PricesRequest.model_validate(event or {})
         if request.saved_price_list is not None:
-            result = svc.take_from_saved(request.saved_price_list, settings.catalog, request.note)
+            result = svc.take_from_saved(request.saved_price_list, what, request.note)
         else:
-            result = svc.take(settings.catalog)
+            result = svc.take(what)
     except (ValidationError, PriceListItemError) as exc:
         # Bad input is answered, not retried: a retry cannot fix it.
         reason = format_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
@@ -97,7 +69,7 @@ def handler(event: dict[str, Any] | None, context: LambdaContext) -> dict[str, A
     metrics.add_metric(MetricName.price_quotes_pending, MetricUnit.Count, summary["pending"])
     metrics.add_metric(MetricName.price_quotes_rejected, MetricUnit.Count, summary["rejected"])
     metrics.add_metric(MetricName.price_list_calls, MetricUnit.Count, summary["price_list_calls"])
-    age = replaced_snapshot_age(svc, result)
+    age = svc.replaced_age(result)
     if age is not None:
         metrics.add_metric(MetricName.price_snapshot_age, MetricUnit.Seconds, age)
     logger.info("price snapshot taken", extra=summary)

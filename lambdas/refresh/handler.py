@@ -7,7 +7,6 @@ event changes nothing."""
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -17,25 +16,19 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from trncost.observability import NAMESPACE, MetricName
-from trncost.services.estimates import EstimateService, route_refresh
-from trncost.settings import Settings
-from trncost.store.prices import PriceStore
-from trncost.store.records import RecordStore
+from trncost.services.estimates import route_refresh
+from trncost.wiring import Wiring
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics(namespace=NAMESPACE)
 processor = BatchProcessor(event_type=EventType.SQS)
-
-
-@lru_cache(maxsize=1)
-def service() -> EstimateService:
-    settings = Settings.from_env()
-    return EstimateService(RecordStore(settings.table_name), PriceStore(settings.table_name))
+services = Wiring()  # this sandbox's services: imported at init, built on first use
 
 
 @tracer.capture_method
@@ -45,7 +38,7 @@ def record_handler(record: SQSRecord) -> list[dict[str, Any]]:
     except json.JSONDecodeError:
         logger.warning("refresh message is not JSON; dropped", extra={"id": record.message_id})
         return []
-    results = route_refresh(service(), event)
+    results = route_refresh(services.estimates, event)
     for r in results:
         name = MetricName.estimates_refreshed if r.version else MetricName.estimates_unchanged
         metrics.add_metric(name, MetricUnit.Count, 1)
@@ -56,7 +49,7 @@ def record_handler(record: SQSRecord) -> list[dict[str, Any]]:
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

@@ -6,11 +6,8 @@ import json
 from typing import Any
 
 from trncost import aws
+from trncost.errors import PublishFailed
 from trncost.events import SOURCE, DetailType
-
-
-class PublishFailed(Exception):
-    """EventBridge accepted the call but not the entry."""
 
 
 def _client() -> Any:

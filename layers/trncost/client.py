@@ -29,61 +29,33 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from trncost import __version__
+from trncost.errors import ApiError, ClientError, ConnectionFailed, SigningError
+from trncost.settings import URL_ENV
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-URL_ENV = "TRNCOST_URL"
 DEFAULT_TIMEOUT_S = 30.0
 SERVICE = "execute-api"
 AWS_SUFFIX = ".amazonaws.com"
 MAX_PAGES = 10_000  # a guard against a server that never stops paging
 
 
-class ClientError(Exception):
-    """Anything that stopped a request from getting an answer; the message is for the user."""
-
-
-class ConnectionFailed(ClientError):
-    """Nothing answered at the URL (refused, unknown host, timed out)."""
-
-
-class SigningError(ClientError):
-    """The request must be signed but cannot be (no credentials, no region)."""
-
-
-class ApiError(ClientError):
-    """The API answered with an error status; `code`, `message` and `fields` come from its
-    error body ({"error", "message", "fields"}) or, for API Gateway's own errors
-    ({"message"} / {"Message"}), from what it said."""
-
-    def __init__(
-        self, status: int, code: str, message: str, fields: list[str] | None = None
-    ) -> None:
-        self.status = status
-        self.code = code
-        self.message = message
-        self.fields = list(fields or [])
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f" [{', '.join(self.fields)}]" if self.fields else ""
-        return f"{self.message}{where} (HTTP {self.status} {self.code})"
-
-    @classmethod
-    def from_response(cls, status: int, body: bytes) -> ApiError:
-        reason = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else ""
-        text = body.decode("utf-8", errors="replace").strip()
-        try:
-            data = json.loads(text) if text else None
-        except json.JSONDecodeError:
-            data = None
-        if isinstance(data, dict):
-            message = data.get("message") or data.get("Message") or reason or text
-            code = data.get("error") or data.get("__type") or _status_code(status)
-            fields = data.get("fields")
-            if not isinstance(fields, list):
-                fields = []
-            return cls(status, str(code), str(message), [str(f) for f in fields])
-        return cls(status, _status_code(status), (text[:200] or reason or "no body").strip())
+def api_error(status: int, body: bytes) -> ApiError:
+    """The ApiError for an error answer: its error body ({"error", "message", "fields"}), or
+    what API Gateway's own errors ({"message"} / {"Message"}) or a bare body say."""
+    reason = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else ""
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text) if text else None
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        message = data.get("message") or data.get("Message") or reason or text
+        code = data.get("error") or data.get("__type") or _status_code(status)
+        fields = data.get("fields")
+        if not isinstance(fields, list):
+            fields = []
+        return ApiError(status, str(code), str(message), [str(f) for f in fields])
+    return ApiError(status, _status_code(status), (text[:200] or reason or "no body").strip())
 
 
 def _status_code(status: int) -> str:
@@ -271,7 +243,7 @@ class TrncostClient:
         """Prepare, send, and raise ApiError on an error status."""
         response = self.send(self.prepare(method, path, query=query, body=body, accept=accept))
         if response.status >= 400:
-            raise ApiError.from_response(response.status, response.body)
+            raise api_error(response.status, response.body)
         return response
 
     def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> Any:
@@ -363,12 +335,12 @@ def _seg(value: str) -> str:
 
 def _default_credentials() -> Any:
     """Credentials of the default boto3 session (env, profile, SSO, role...), frozen."""
-    import boto3
+    from trncost import aws
 
-    credentials = boto3.Session().get_credentials()
+    credentials = aws.credentials()
     if credentials is None:
         raise SigningError(
             "no AWS credentials to sign the request with: configure a profile or "
             "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (the stage uses IAM authorization)"
         )
-    return credentials.get_frozen_credentials()
+    return credentials

@@ -7,7 +7,6 @@ from typing import Any
 
 SOURCE = "trncost"
 AGENT_SOURCE = "trncost.agent"
-BUS_NAME_ENV = "TRNCOST_BUS"
 
 
 class DetailType(StrEnum):

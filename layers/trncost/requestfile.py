@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from trncost.errors import PriceListItemError, RequestFileError
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.common import DomainModel
-from trncost.pricing.parser import PriceListItemError
-from trncost.pricing.snapshot import snapshot_from_saved
+from trncost.services.snapshots import snapshot_from_saved
 from trncost.settings import Catalog
 
 
@@ -42,10 +42,6 @@ class EstimateFile(DomainModel):
             )
             for plan in self.candidates
         ]
-
-
-class RequestFileError(ValueError):
-    """A request file that cannot be read or does not validate; the message names the field."""
 
 
 def load_estimate_file(path: str | Path) -> EstimateFile:

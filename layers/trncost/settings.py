@@ -1,7 +1,14 @@
-"""Runtime settings of the Lambdas, read from environment variables named once here.
+"""Every environment variable trncost reads is named here, and read only here.
 
-CDK sets these variables (stacks/), the local runtime sets them for in-process handlers, and
-tests set them with monkeypatch.
+CDK sets them on the Lambdas (stacks/ imports these names), the local runtime sets them for its
+in-process handlers, and tests set them with monkeypatch. Each model reads its variables once
+(`from_env`); nothing else in the package reads `os.environ`, the CLI's own flags and the
+environment it passes to the processes it starts aside (tests/unit/test_layering.py checks).
+
+    Settings           the Lambdas and the local runtime: table, bus, prices, trial plans
+    TrialStepSettings  what the trial steps Lambda gives the launchers (role, profile, bus)
+    LocalSettings      the local runtime: where it keeps its state, how much it logs
+    AgentSettings      the trial agent inside a training job (not read by the Lambdas)
 """
 
 from __future__ import annotations
@@ -9,17 +16,31 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trncost.events import BUS_NAME_ENV
 from trncost.model.common import InstanceType, Region
-from trncost.store.schema import TABLE_NAME_ENV
 
+# -- the names ----------------------------------------------------------------------------------
+TABLE_NAME_ENV = "TRNCOST_TABLE"
+BUS_NAME_ENV = "TRNCOST_BUS"
 PRICE_LIST_REGION_ENV = "TRNCOST_PRICE_LIST_REGION"
 CATALOG_ENV = "TRNCOST_CATALOG"
 LIVE_PRICES_ENV = "TRNCOST_LIVE_PRICES"
+STATE_MACHINE_ARN_ENV = "TRNCOST_TRIAL_PLAN_STATE_MACHINE_ARN"
+TRAINING_ROLE_ENV = "TRNCOST_TRAINING_ROLE_ARN"
+INSTANCE_PROFILE_ENV = "TRNCOST_TRAINING_INSTANCE_PROFILE_ARN"
+AGENT_BUS_ENV = "TRNCOST_AGENT_BUS"
+URL_ENV = "TRNCOST_URL"  # the CLI: the API base URL when --url is not given
+STATE_DIR_ENV = "TRNCOST_STATE_DIR"  # the local runtime's state file (default ~/.cache/trncost)
+LOG_LEVEL_ENV = "POWERTOOLS_LOG_LEVEL"  # Powertools' own; the local runtime passes it on
+
 PRICE_LIST_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
+
+
+def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
 
 
 class Catalog(BaseModel):
@@ -46,10 +67,11 @@ class Settings(BaseModel):
     price_list_region: str = "us-east-1"
     catalog: Catalog | None = None
     live_prices: bool = True  # may the API query the Price List API (POST /prices/snapshots)
+    state_machine_arn: str | None = None  # the trial plan state machine the API starts
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if env is None else env
+        env = _env(env)
         catalog = env.get(CATALOG_ENV)
         return cls(
             table_name=env[TABLE_NAME_ENV],
@@ -57,7 +79,42 @@ class Settings(BaseModel):
             price_list_region=env.get(PRICE_LIST_REGION_ENV, "us-east-1"),
             catalog=Catalog.model_validate(json.loads(catalog)) if catalog else None,
             live_prices=env.get(LIVE_PRICES_ENV, "true").lower() not in ("false", "0", "no"),
+            state_machine_arn=env.get(STATE_MACHINE_ARN_ENV) or None,
         )
+
+
+class TrialStepSettings(BaseModel):
+    """Defaults the trial steps give a launch when the plan does not say."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    training_role_arn: str | None = None  # SageMaker and Batch jobs' role
+    instance_profile_arn: str | None = None  # EC2 instances' profile
+    agent_bus: str | None = None  # where the trial agent on EC2 sends "Trial Run Completed"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> TrialStepSettings:
+        env = _env(env)
+        return cls(
+            training_role_arn=env.get(TRAINING_ROLE_ENV),
+            instance_profile_arn=env.get(INSTANCE_PROFILE_ENV),
+            agent_bus=env.get(AGENT_BUS_ENV),
+        )
+
+
+class LocalSettings(BaseModel):
+    """The local runtime's own settings (`trncost serve`, `make run`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state_dir: Path
+    log_level: str = "WARNING"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LocalSettings:
+        env = _env(env)
+        state_dir = env.get(STATE_DIR_ENV) or Path.home() / ".cache" / "trncost"
+        return cls(state_dir=Path(state_dir), log_level=env.get(LOG_LEVEL_ENV, "WARNING"))
 
 
 # -- the trial agent (trncost.agent, inside training jobs; not read by the Lambdas) -----------
@@ -101,7 +158,7 @@ class AgentSettings(BaseModel):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AgentSettings:
-        env = os.environ if env is None else env
+        env = _env(env)
         rank = next((env[k] for k in NODE_RANK_ENVS if env.get(k)), "0")
         return cls(
             trial_id=env.get(AGENT_TRIAL_ID_ENV) or None,

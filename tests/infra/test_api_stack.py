@@ -31,10 +31,15 @@ from template_kit import listed as _listed
 from template_kit import one as _one
 from template_kit import resources as _resources
 from template_kit import statements as _statements
-from trncost.api.trial_plans import STATE_MACHINE_ARN_ENV
-from trncost.events import BUS_NAME_ENV
-from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
-from trncost.store.schema import TABLE, TABLE_NAME_ENV
+from trncost.settings import (
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    PRICE_LIST_REGION_ENV,
+    STATE_MACHINE_ARN_ENV,
+    TABLE_NAME_ENV,
+    Catalog,
+)
+from trncost.store.schema import TABLE
 
 pytestmark = pytest.mark.infra
 

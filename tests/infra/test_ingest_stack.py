@@ -27,10 +27,11 @@ from template_kit import listed as _listed
 from template_kit import one as _one
 from template_kit import resources as _resources
 from template_kit import statements as _statements
-from trncost.events import AGENT_SOURCE, BUS_NAME_ENV, SOURCE, DetailType, pattern
+from trncost.events import AGENT_SOURCE, SOURCE, DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.services.ingest import LEASE_S
-from trncost.store.schema import TABLE, TABLE_NAME_ENV
+from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
+from trncost.store.schema import TABLE
 
 pytestmark = pytest.mark.infra
 

@@ -42,9 +42,15 @@ from template_kit import exported as _exported
 from template_kit import one as _one
 from template_kit import resources as _resources
 from template_kit import statements as _statements
-from trncost.events import AGENT_SOURCE, BUS_NAME_ENV, SOURCE
-from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
-from trncost.store.schema import TABLE, TABLE_NAME_ENV
+from trncost.events import AGENT_SOURCE, SOURCE
+from trncost.settings import (
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    PRICE_LIST_REGION_ENV,
+    TABLE_NAME_ENV,
+    Catalog,
+)
+from trncost.store.schema import TABLE
 
 pytestmark = pytest.mark.infra
 

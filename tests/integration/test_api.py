@@ -12,8 +12,7 @@ import pytest
 from factories import trial, workload
 from handlers import FakeContext, api_event, load_handler
 from stubs import SAVED_US_EAST_1
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV
-from trncost.store.schema import TABLE_NAME_ENV
+from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
@@ -25,9 +24,6 @@ def api(table, monkeypatch):
     monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
     monkeypatch.setenv(LIVE_PRICES_ENV, "false")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    from trncost.api import app as api_app
-
-    api_app.services.cache_clear()
     module = load_handler("api")
 
     def call(method, path, body=None, **kw):
@@ -41,7 +37,6 @@ def api(table, monkeypatch):
         return response["statusCode"], payload
 
     yield call
-    api_app.services.cache_clear()
 
 
 def seed(call):

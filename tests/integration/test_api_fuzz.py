@@ -13,8 +13,9 @@ from moto import mock_aws
 
 from trncost.local.gateway import WsgiGateway
 from trncost.local.handlers import load_handler
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV
-from trncost.store.schema import TABLE, TABLE_NAME_ENV
+from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
+from trncost.store.schema import TABLE
+from trncost.wiring import Wiring
 
 ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
@@ -49,12 +50,11 @@ def moto_backend():
     with mock_aws():
         import boto3
 
-        from trncost.api.app import services
 
         boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs("trncost-fuzz"))
-        services.cache_clear()
+        API.services = Wiring()  # this module's sandbox, fresh inside the mock
         yield
-        services.cache_clear()
+        API.services = Wiring()  # this module's sandbox, fresh inside the mock
     for k, v in saved.items():
         if v is None:
             os.environ.pop(k, None)

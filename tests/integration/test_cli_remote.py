@@ -21,16 +21,10 @@ from handlers import FakeContext, load_handler
 from stubs import SAVED_US_EAST_1
 from trncost import client as client_module
 from trncost.cli import main
-from trncost.client import (
-    ApiError,
-    ClientError,
-    ConnectionFailed,
-    SigningError,
-    TrncostClient,
-)
+from trncost.client import TrncostClient
+from trncost.errors import ApiError, ClientError, ConnectionFailed, SigningError
 from trncost.local.gateway import WsgiGateway
-from trncost.settings import CATALOG_ENV
-from trncost.store.schema import TABLE_NAME_ENV
+from trncost.settings import CATALOG_ENV, TABLE_NAME_ENV
 
 CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
 STAGE = "https://abc123.execute-api.us-east-1.amazonaws.com/dev"
@@ -67,12 +61,8 @@ def url(table, monkeypatch) -> Iterator[str]:
     # as the local runtime does: no EMF line of the API's among the CLI's own output
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     monkeypatch.delenv("TRNCOST_URL", raising=False)
-    from trncost.api import app as api_app
-
-    api_app.services.cache_clear()
     module = load_handler("api")
     yield from _serve(WsgiGateway(module.handler, FakeContext()))
-    api_app.services.cache_clear()
 
 
 @pytest.fixture

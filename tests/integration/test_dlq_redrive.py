@@ -1,4 +1,5 @@
-"""`trncost dlq list | redrive | status`: dead-letter queues and redrive (trncost.ops).
+"""`trncost dlq list | redrive | status`: dead-letter queues and their redrive
+(trncost.services.dead_letters).
 
 Two paths: SQS message move tasks (StartMessageMoveTask / ListMessageMoveTasks, which moto
 does not implement: a botocore Stubber with real-format responses), and --by-copy (receive,
@@ -14,9 +15,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from trncost.cli import dlq as cli_dlq
 from trncost.cli import main
-from trncost.ops import OpsError, QueueOps, is_dead_letter_name
+from trncost.errors import OpsError
+from trncost.services.dead_letters import QueueOps, is_dead_letter_name
+from trncost.wiring import Wiring
 
 ACCOUNT = "123456789012"
 URL = f"https://sqs.us-east-1.amazonaws.com/{ACCOUNT}"
@@ -232,9 +234,9 @@ def stubbed(monkeypatch) -> tuple[Stubber, Any]:
     client = boto3.client("sqs", region_name="us-east-1")
     stub = Stubber(client)
     monkeypatch.setattr(
-        cli_dlq,
-        "QueueOps",
-        lambda region=None, endpoint_url=None: QueueOps(
+        Wiring,
+        "dead_letters",
+        lambda self, region=None, endpoint_url=None: QueueOps(
             region, client=client, sleep=lambda _s: None
         ),
     )
@@ -425,7 +427,7 @@ def test_the_move_rate_limit_is_sqs_s():
 
 
 def ops_queue(name: str):
-    from trncost.ops import Queue
+    from trncost.services.dead_letters import Queue
 
     return Queue(name=name, url=f"{URL}/{name}", arn=arn(name))
 

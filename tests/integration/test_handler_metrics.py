@@ -12,10 +12,14 @@ import pytest
 from factories import trial, workload
 from handlers import FakeContext, api_event, load_handler
 from stubs import SAVED_US_EAST_1
-from trncost.events import BUS_NAME_ENV
 from trncost.observability import MetricName
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, PRICE_LIST_REGION_ENV
-from trncost.store.schema import TABLE_NAME_ENV
+from trncost.settings import (
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    LIVE_PRICES_ENV,
+    PRICE_LIST_REGION_ENV,
+    TABLE_NAME_ENV,
+)
 
 CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
 
@@ -50,11 +54,7 @@ def env(table, monkeypatch):
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "trncost-test")
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
-    from trncost.api import app as api_app
-
-    api_app.services.cache_clear()
     yield
-    api_app.services.cache_clear()
 
 
 def test_the_api_counts_estimates_computed_and_nothing_else(env, capsys):
@@ -99,7 +99,7 @@ class Clock:
 def test_prices_reports_the_age_of_the_snapshot_it_replaced(env, bus, monkeypatch, capsys):
     monkeypatch.setenv(BUS_NAME_ENV, bus.name)
     prices = load_handler("prices")
-    svc, _ = prices.service()
+    svc = prices.services.snapshots
     clock = Clock(datetime(2026, 12, 1, 6, 0, tzinfo=UTC))
     svc.clock = clock
     saved = {"saved_price_list": json.loads(SAVED_US_EAST_1.read_text())}

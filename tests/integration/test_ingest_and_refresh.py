@@ -11,10 +11,11 @@ import pytest
 from factories import candidate, instance_quote, snapshot, trial, workload
 from samples import event
 from trncost.bus import EventPublisher
+from trncost.errors import Busy
 from trncost.events import DetailType
 from trncost.model import Assumptions
 from trncost.services.estimates import EstimateService
-from trncost.services.ingest import Busy, IngestService
+from trncost.services.ingest import IngestService
 from trncost.store.ingest import IngestStore
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
@@ -181,7 +182,7 @@ def test_unusable_events_are_recorded_as_rejected_ingests(stores, name, mutate, 
 # -- refresh ----------------------------------------------------------------------------------
 @pytest.fixture
 def priced(stores, table):
-    from trncost.pricing.snapshot import SnapshotService
+    from trncost.services.snapshots import SnapshotService
 
     prices = PriceStore(table)
     svc = SnapshotService(store=prices, clock=Clock())
@@ -220,7 +221,7 @@ def test_a_new_price_snapshot_refreshes_estimates_that_follow_latest(priced):
     est = EstimateService(records, prices, Clock())
     follows = est.create(WL, candidate("trn2.48xlarge", 2), Assumptions())
     pinned = est.create(WL, candidate("trn2.48xlarge", 2), Assumptions(), snapshot_id="ps-1")
-    from trncost.pricing.snapshot import SnapshotService
+    from trncost.services.snapshots import SnapshotService
 
     SnapshotService(store=prices, clock=Clock()).commit(
         snapshot(instance_quote("trn2.48xlarge", "30")).model_copy(

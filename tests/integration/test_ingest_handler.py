@@ -13,17 +13,17 @@ import pytest
 from factories import instance_quote, snapshot, workload
 from handlers import FakeContext, load_handler
 from samples import event
-from trncost.events import BUS_NAME_ENV, DetailType, pattern
+from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.metrics import names as n
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.model import Assumptions, WorkUnit
-from trncost.pricing.snapshot import SnapshotService
 from trncost.services.estimates import EstimateService
+from trncost.services.snapshots import SnapshotService
+from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.ingest import IngestStore
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
-from trncost.store.schema import TABLE_NAME_ENV
 
 WL = "llama31-8b-cpt"
 AGENT_TRIAL = "trn3-base-01"

@@ -10,7 +10,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from trncost.launch.base import LaunchRejected, LaunchRequest, TransientError, job_name
+from trncost.errors import LaunchRejected, TransientError
+from trncost.launch.base import LaunchRequest, job_name
 from trncost.launch.batch import BatchLauncher
 from trncost.launch.ec2 import Ec2Launcher, user_data
 from trncost.launch.sagemaker import SageMakerLauncher

@@ -19,18 +19,19 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from factories import workload
+from stubs import failing_first, record_backoff
+from trncost.aws import MAX_ATTEMPTS
+from trncost.aws import client as aws_client
 from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import MetricAggregate, MetricQuery, MetricsReader, plan_calls
 from trncost.metrics.jobs import JobContext, JobSource
 from trncost.metrics.record import build_trial_record
 from trncost.metrics.sagemaker import TrainingJobReader, to_utc
 from trncost.model import Phase, TimingScope, TrialStatus, WorkUnit
-from trncost.pricing.client import Retry
 
 T0 = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 EVENTS = Path(__file__).resolve().parent.parent / "events"
 TRIAL = "trn2-base-01"
-NO_SLEEP = Retry(sleep=lambda _: None)
 
 
 def at(minute: float) -> datetime:
@@ -120,7 +121,7 @@ def test_put_metrics_read_back_and_record(aws):
     put(cw, n.EVAL_METRIC, [(60, 2.4), (119, 1.9)], Metric="eval_loss")
     put(cw, n.EVAL_METRIC, [(119, 0.7)], Metric="accuracy")  # another metric: not the gate's
 
-    reader = MetricsReader("us-east-1", client=Counting(cw), retry=NO_SLEEP)
+    reader = MetricsReader("us-east-1", client=Counting(cw))
     queries = n.trial_queries(TRIAL, "eval_loss", "neuron")
     assert sum(q.size for q in queries) < 500
     series = reader.read(queries, at(0), at(120))
@@ -152,7 +153,7 @@ def test_put_metrics_read_back_and_record(aws):
 def test_read_only_returns_the_trials_own_series(aws):
     cw = boto3.client("cloudwatch")
     put(cw, n.COMPILE_SECONDS, [(1, 600)])
-    reader = MetricsReader("us-east-1", client=cw, retry=NO_SLEEP)
+    reader = MetricsReader("us-east-1", client=cw)
     other = n.trial_queries("another-trial", "eval_loss", "neuron")
     series = reader.read(other, at(0), at(120))
     assert all(s.values == () for s in series.values())
@@ -176,7 +177,7 @@ def test_1200_queries_take_three_calls(aws):
         for i in range(1200)
     ]
     counting = Counting(cw)
-    reader = MetricsReader("us-east-1", client=counting, retry=NO_SLEEP)
+    reader = MetricsReader("us-east-1", client=counting)
     series = reader.read(queries, at(0), at(10))
     assert reader.calls == len(counting.requests) == 3  # ⌈1,200 / 500⌉ × 1 page
     sizes = [len(r["MetricDataQueries"]) for r in counting.requests]
@@ -272,7 +273,7 @@ def test_next_token_pages_are_merged_per_query():
         },
         expected("page-2"),
     )
-    reader = MetricsReader("us-east-1", client=client, retry=NO_SLEEP)
+    reader = MetricsReader("us-east-1", client=client)
     with stub:
         series = reader.read(two_queries(), at(0), at(4.5))
     stub.assert_no_pending_responses()
@@ -302,7 +303,7 @@ def test_partial_data_left_at_the_end_is_not_complete():
         },
         expected(),
     )
-    reader = MetricsReader("us-east-1", client=client, retry=NO_SLEEP)
+    reader = MetricsReader("us-east-1", client=client)
     with stub:
         series = reader.read(two_queries(), at(0), at(5))
     assert not series["tokens_per_second"].complete
@@ -311,27 +312,25 @@ def test_partial_data_left_at_the_end_is_not_complete():
     assert reader.messages == ["Throttled: some data skipped"]
 
 
-def test_throttling_is_retried():
-    client, stub = stubbed()
-    stub.add_client_error("get_metric_data", "Throttling", "Rate exceeded", 400)
-    stub.add_client_error("get_metric_data", "Throttling", "Rate exceeded", 400)
-    stub.add_response("get_metric_data", {"MetricDataResults": []}, expected())
-    slept: list[float] = []
-    retry = Retry(sleep=slept.append, rand=lambda: 1.0)
-    reader = MetricsReader("us-east-1", client=client, retry=retry)
-    with stub:
+def test_throttling_is_retried(aws, monkeypatch):
+    backoff = record_backoff(monkeypatch)  # botocore's delays at their ceiling, not slept
+    client = aws_client("cloudwatch", "us-east-1")  # trncost's retry policy, on moto
+    reader = MetricsReader("us-east-1", client=client)
+    with failing_first(client, 2, "ThrottlingException", query_code="Throttling") as attempts:
         series = reader.read(two_queries(), at(0), at(5))
-    assert slept == [0.5, 1.0]  # full jitter at its top: base × 2^attempt
+    assert attempts == ["GetMetricData"] * 3  # two throttled, then moto's answer
+    assert backoff == [1.0, 2.0]  # full jitter at its top: 1 s × 2^retry
     assert reader.calls == 1 and series["errors"].values == ()
 
 
-def test_throttling_that_never_ends_raises():
-    client, stub = stubbed()
-    for _ in range(NO_SLEEP.attempts):
-        stub.add_client_error("get_metric_data", "Throttling", "Rate exceeded", 400)
-    reader = MetricsReader("us-east-1", client=client, retry=NO_SLEEP)
-    with stub, pytest.raises(Exception, match="Throttling"):
+def test_throttling_that_never_ends_raises(aws, monkeypatch):
+    record_backoff(monkeypatch)
+    client = aws_client("cloudwatch", "us-east-1")
+    reader = MetricsReader("us-east-1", client=client)
+    throttled = failing_first(client, MAX_ATTEMPTS, "ThrottlingException", query_code="Throttling")
+    with throttled as attempts, pytest.raises(Exception, match="Throttling"):
         reader.read(two_queries(), at(0), at(5))
+    assert len(attempts) == MAX_ATTEMPTS  # every attempt of the one policy, then the error
 
 
 def test_window_is_widened_to_whole_periods():

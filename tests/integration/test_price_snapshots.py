@@ -11,18 +11,19 @@ from decimal import Decimal
 import pytest
 from botocore.stub import Stubber
 
-from stubs import expect_catalog, pricing_client, saved_items
+from stubs import HttpStub, expect_catalog, pricing_client, record_backoff, saved_items
+from trncost import aws
 from trncost.bus import EventPublisher
+from trncost.errors import Conflict
 from trncost.events import SOURCE, DetailType
-from trncost.pricing.client import PriceListClient, Retry
-from trncost.pricing.snapshot import SnapshotService
+from trncost.pricing.client import PriceListClient
+from trncost.services.snapshots import SnapshotService
 from trncost.settings import Catalog
-from trncost.store.prices import PriceStore, SnapshotExists
+from trncost.store.prices import PriceStore
 
 CATALOG = Catalog(
     instance_types=["trn1.32xlarge", "trn3.48xlarge", "p5.48xlarge"], regions=["us-east-1"]
 )
-NO_SLEEP = Retry(sleep=lambda s: None)
 
 
 class Clock:
@@ -37,7 +38,7 @@ class Clock:
 def service(table, bus=None, client=None, clock=None):
     return SnapshotService(
         store=PriceStore(table),
-        price_list=PriceListClient("us-east-1", client=client, retry=NO_SLEEP),
+        price_list=PriceListClient("us-east-1", client=client),
         publisher=EventPublisher(bus.name) if bus else None,
         clock=clock or Clock(),
     )
@@ -121,41 +122,43 @@ def test_pagination_follows_next_token(table):
     )
 
 
-def test_throttling_is_retried_with_backoff(table):
+def test_throttling_is_retried_with_backoff(table, monkeypatch):
+    backoff = record_backoff(monkeypatch)  # botocore's delays at their ceiling, not slept
     client = pricing_client()
-    sleeps: list[float] = []
-    with Stubber(client) as stub:
+    with HttpStub(client) as stub:
         stub.add_client_error(
             "get_products", service_error_code="ThrottlingException", http_status_code=400
         )
         stub.add_client_error(
             "get_products", service_error_code="ThrottlingException", http_status_code=400
         )
-        expect_catalog(stub, CATALOG, saved_items())
+        expected_calls = expect_catalog(stub, CATALOG, saved_items())
         svc = SnapshotService(
-            store=PriceStore(table),
-            price_list=PriceListClient(
-                client=client, retry=Retry(sleep=sleeps.append, rand=lambda: 1.0)
-            ),
-            clock=Clock(),
+            store=PriceStore(table), price_list=PriceListClient(client=client), clock=Clock()
         )
         result = svc.take(CATALOG)
-    assert sleeps == [0.5, 1.0]  # exponential backoff (full jitter at its ceiling)
+        stub.assert_no_pending_responses()
+    # exponential backoff (full jitter at its ceiling): 1 s, then 2 s, inside the first call
+    assert backoff == [1.0, 2.0]
+    assert stub.attempts == expected_calls + 2 and svc.price_list.calls == expected_calls
     assert result.publication.published
 
 
-def test_a_snapshot_that_cannot_finish_is_never_published(table):
+def test_a_snapshot_that_cannot_finish_is_never_published(table, monkeypatch):
+    backoff = record_backoff(monkeypatch)
     svc = service(table, clock=Clock())
     svc.take_from_saved({"PriceList": saved_items()}, CATALOG)
     before = PriceStore(table).latest_pointer()
     client = pricing_client()
-    with Stubber(client) as stub:
-        for _ in range(NO_SLEEP.attempts):
+    with HttpStub(client) as stub:
+        for _ in range(aws.MAX_ATTEMPTS):
             stub.add_client_error(
                 "get_products", service_error_code="ThrottlingException", http_status_code=400
             )
         with pytest.raises(Exception, match="ThrottlingException"):
             service(table, client=client).take(CATALOG)
+        stub.assert_no_pending_responses()  # every attempt of the one policy was made
+    assert len(backoff) == aws.MAX_ATTEMPTS - 1
     assert PriceStore(table).latest_pointer() == before
     assert len(PriceStore(table).list_snapshots()[0]) == 1
 
@@ -164,7 +167,7 @@ def test_snapshots_are_immutable(table):
     svc = service(table, clock=Clock())
     snapshot = svc.build_from_saved({"PriceList": saved_items()}, CATALOG)
     svc.store.put_snapshot(snapshot)
-    with pytest.raises(SnapshotExists):
+    with pytest.raises(Conflict):
         svc.store.put_snapshot(snapshot)
 
 

@@ -9,10 +9,15 @@ from botocore.stub import Stubber
 
 from handlers import FakeContext, load_handler
 from stubs import SAVED_US_EAST_1, expect_catalog, pricing_client, saved_items
-from trncost.events import BUS_NAME_ENV
-from trncost.settings import CATALOG_ENV, PRICE_LIST_REGION_ENV, Catalog
+from trncost.pricing.client import PriceListClient
+from trncost.settings import (
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    PRICE_LIST_REGION_ENV,
+    TABLE_NAME_ENV,
+    Catalog,
+)
 from trncost.store.prices import PriceStore
-from trncost.store.schema import TABLE_NAME_ENV
 
 CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
 
@@ -29,11 +34,10 @@ def prices(table, bus, monkeypatch):
 
 
 def test_the_scheduled_run_takes_a_live_snapshot(prices, table, bus, capsys):
-    svc, _ = prices.service()
     client = pricing_client()
+    prices.services.price_list = PriceListClient("us-east-1", client=client)
     with Stubber(client) as stub:
         expect_catalog(stub, Catalog.model_validate(CATALOG), saved_items())
-        svc.price_list._client = client
         out = prices.handler({"source": "aws.scheduler"}, FakeContext())
     assert out["status"] == "ok" and out["source"] == "query_api"
     assert out["quotes"] == 9 and out["pending"] == 1 and out["published_as_latest"]

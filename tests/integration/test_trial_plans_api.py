@@ -1,5 +1,6 @@
 """POST /workloads/{id}/trial-plans and GET /trial-plans/{id}, through a throwaway resolver
-that includes the router (as app.py will), on moto DynamoDB and Step Functions."""
+that includes the router and the error mapping (as app.py does), on moto DynamoDB and Step
+Functions."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ import json
 import boto3
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from factories import workload
 from handlers import FakeContext, api_event
-from trncost.api import app as main_app
-from trncost.api import trial_plans
+from trncost.api import errors, trial_plans
+from trncost.api.context import serving
+from trncost.services.trial_plans import TrialPlanService
+from trncost.settings import Settings
+from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
+from trncost.wiring import Wiring
 from trncost.workflow.definition import render, substitutions
 from trncost.workflow.gates import GateResult
-from trncost.workflow.store import PlanStore
 from workflow_kit import plan_data
 
 FN = "arn:aws:lambda:us-east-1:123456789012:function:steps"
@@ -33,22 +36,22 @@ def api(table):
         definition=render(substitutions(FN)),
         roleArn="arn:aws:iam::123456789012:role/sfn",
     )["stateMachineArn"]
-    deps = trial_plans.Deps(PlanStore(table), records, sfn, arn)
-    trial_plans.configure(deps)
+    service = TrialPlanService(PlanStore(table), records, sfn, arn)
+    services = Wiring(Settings(table_name=table))
+    services.trial_plans = service
     app = APIGatewayRestResolver(enable_validation=True)
-    # the main app's mapping of request validation errors (422 naming the field)
-    app.exception_handler(RequestValidationError)(main_app._validation)
-    app.include_router(trial_plans.router)
+    errors.register(app)  # the main app's mapping of errors (422 naming the field, ...)
+    app.include_router(trial_plans.routes)
 
     def call(method: str, path: str, body=None) -> tuple[int, dict]:
-        out = app.resolve(api_event(method, path, body), FakeContext())
+        with serving(services):
+            out = app.resolve(api_event(method, path, body), FakeContext())
         return out["statusCode"], json.loads(out["body"])
 
-    call.deps = deps  # type: ignore[attr-defined]
+    call.service = service  # type: ignore[attr-defined]
     call.sfn = sfn  # type: ignore[attr-defined]
     call.arn = arn  # type: ignore[attr-defined]
     yield call
-    trial_plans.configure(None)
 
 
 def _body(**over):
@@ -108,10 +111,10 @@ def test_bad_plans_are_4xx_naming_the_field(api) -> None:
 
 
 def test_step_functions_down_is_503_and_a_retry_starts_the_stored_plan(api) -> None:
-    api.deps.state_machine_arn = None
+    api.service.state_machine_arn = None
     status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
     assert status == 503 and body["error"] == "upstream_unavailable"
-    api.deps.state_machine_arn = api.arn
+    api.service.state_machine_arn = api.arn
     status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
     assert status == 200 and body["execution_arn"]
     assert len(api.sfn.list_executions(stateMachineArn=api.arn)["executions"]) == 1
@@ -119,8 +122,8 @@ def test_step_functions_down_is_503_and_a_retry_starts_the_stored_plan(api) -> N
 
 def test_get_shows_phases_trials_spend_and_gates(api) -> None:
     api("POST", "/workloads/wl-1/trial-plans", _body())
-    plans = api.deps.plans
-    from trncost.workflow.store import RunState
+    plans = api.service.plans
+    from trncost.store.plans import RunState
 
     plans.claim_run(
         "plan-1",

@@ -14,12 +14,12 @@ from moto import mock_aws
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
 from factories import workload
+from trncost.services.trial_steps import TrialSteps
+from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
 from trncost.store.schema import TABLE
 from trncost.workflow.definition import render, substitutions
 from trncost.workflow.plan import TrialPlan
-from trncost.workflow.steps import TrialSteps
-from trncost.workflow.store import PlanStore
 from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
 
 TABLE_NAME = "trncost-wf"
@@ -142,7 +142,7 @@ def test_the_budget_cap_stops_the_plan_before_a_launch_would_exceed_it(world) ->
 
 
 def test_a_rejected_launch_is_recorded_as_a_failure_with_the_aws_error(world) -> None:
-    from trncost.launch.base import LaunchRejected
+    from trncost.errors import LaunchRejected
 
     world.launcher.fail_with = LaunchRejected(
         "CreateTrainingJob plan-1: ResourceLimitExceeded: account quota for ml.trn2.48xlarge"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from factories import instance_quote, snapshot, workload
+from trncost.services.trial_steps import TrialSteps, price_lookup_from
+from trncost.store.plans import PlanStore, gate_sk, plan_pk, run_sk
 from trncost.store.records import RecordStore
-from trncost.workflow.steps import TrialSteps, price_lookup_from
-from trncost.workflow.store import PlanStore, gate_sk, plan_pk, run_sk
 from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan
 
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+import stubs
+
 # -- the figures ------------------------------------------------------------------------------
 FIGURES: dict[str, dict[str, object]] = {}
 
@@ -173,46 +175,10 @@ UNAVAILABLE = Fault(503, "ServiceUnavailable", "Service is unavailable; try agai
 TRANSIENT = (THROTTLING, INTERNAL, UNAVAILABLE)
 
 
-def _cbor_text(text: str) -> bytes:
-    raw = text.encode()
-    n = len(raw)
-    if n < 24:
-        return bytes([0x60 + n]) + raw
-    if n < 256:
-        return bytes([0x78, n]) + raw
-    return bytes([0x79]) + n.to_bytes(2, "big") + raw
-
-
-def _cbor_map(items: dict[str, str]) -> bytes:
-    assert len(items) < 24
-    out = bytes([0xA0 + len(items)])
-    for k, v in items.items():
-        out += _cbor_text(k) + _cbor_text(v)
-    return out
-
-
 def error_response(request: Any, fault: Fault) -> Any:
     """The HTTP error response the service would send, in the request's own protocol."""
-    from botocore.awsrequest import AWSResponse
-    from moto.core.botocore_stubber import MockRawResponse
-
-    headers = {"x-amzn-RequestId": str(uuid.uuid4())}
-    if request.headers.get("smithy-protocol") in ("rpc-v2-cbor", b"rpc-v2-cbor"):
-        # CloudWatch (RPC v2 CBOR, query compatible): the query error code in a header
-        query_code = "Throttling" if fault is THROTTLING else fault.code
-        sender = "Sender" if fault.status < 500 else "Receiver"
-        headers.update(
-            {
-                "smithy-protocol": "rpc-v2-cbor",
-                "Content-Type": "application/cbor",
-                "x-amzn-query-error": f"{query_code};{sender}",
-            }
-        )
-        body = _cbor_map({"__type": fault.code, "message": fault.message})
-    else:
-        headers["Content-Type"] = "application/x-amz-json-1.1"
-        body = json.dumps({"__type": fault.code, "message": fault.message}).encode()
-    return AWSResponse(request.url, fault.status, headers, MockRawResponse(body))
+    query_code = "Throttling" if fault is THROTTLING else None
+    return stubs.error_response(request, fault.status, fault.code, fault.message, query_code)
 
 
 Decide = Callable[[str, str, bytes], Fault | None]

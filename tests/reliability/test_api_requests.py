@@ -32,8 +32,9 @@ from stubs import SAVED_US_EAST_1
 from trncost.api.schemas import EstimateRequest
 from trncost.local.gateway import WsgiGateway, proxy_event, response_parts
 from trncost.model import Workload
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV
-from trncost.store.schema import TABLE, TABLE_NAME_ENV
+from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
+from trncost.store.schema import TABLE
+from trncost.wiring import Wiring
 
 TABLE_NAME = "trncost-reliability-api"
 ENV = {
@@ -93,13 +94,12 @@ def world():
         with mock_aws():
             import boto3
 
-            from trncost.api.app import services
 
             boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs(TABLE_NAME))
-            services.cache_clear()
+            API.services = Wiring()  # this module's sandbox, fresh inside the mock
             _seed()
             yield
-            services.cache_clear()
+            API.services = Wiring()  # this module's sandbox, fresh inside the mock
 
 
 def _seed() -> None:

@@ -19,11 +19,11 @@ from handlers import FakeContext, load_handler
 from reliability_kit import figure, own_metrics, sqs_record
 from trncost.events import DetailType
 from trncost.model import Assumptions
-from trncost.pricing.snapshot import SnapshotService
 from trncost.services.estimates import EstimateService
+from trncost.services.snapshots import SnapshotService
+from trncost.settings import TABLE_NAME_ENV
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
-from trncost.store.schema import TABLE_NAME_ENV
 
 WL = "wl-1"
 THREADS = 8
@@ -54,7 +54,7 @@ def sandbox(results: list):
     refresh returned."""
     module = load_handler("refresh")
     own_metrics(module)
-    svc = module.service()
+    svc = module.services.estimates
     _ = svc.records.table, svc.prices.table  # created here, used in the thread
     route = module.route_refresh
 

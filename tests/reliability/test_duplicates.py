@@ -22,12 +22,12 @@ from factories import workload
 from handlers import FakeContext, load_handler
 from reliability_kit import drain, figure, own_metrics, queue_arn, route, sqs_record
 from samples import event
-from trncost.events import BUS_NAME_ENV, DetailType, pattern
+from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.metrics.cloudwatch import MetricsReader
-from trncost.services.collect import AwsCollector
+from trncost.services.ingest import AwsCollector
+from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.records import RecordStore
-from trncost.store.schema import TABLE_NAME_ENV
 
 WL = "llama31-8b-cpt"
 BUS = "trncost-reliability"
@@ -62,7 +62,7 @@ def sandbox():
     creation is not thread-safe; using a client from another thread is)."""
     module = load_handler("ingest")
     own_metrics(module)
-    svc = module.service()
+    svc = module.services.ingest
     _ = svc.records.table, svc.claims.table, svc.publisher.client  # create them here
     cw = boto3.client("cloudwatch")
     svc.collector = AwsCollector(metrics=lambda region: MetricsReader(region, client=cw))

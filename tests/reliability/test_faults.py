@@ -39,22 +39,18 @@ from reliability_kit import (
 )
 from samples import event
 from stacks.ingest import MAX_RECEIVE_COUNT
-from trncost.events import BUS_NAME_ENV, DetailType, pattern
+from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
-from trncost.metrics.cloudwatch import MetricsReader
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
-from trncost.metrics.sagemaker import TrainingJobReader
 from trncost.model import Assumptions
-from trncost.ops import QueueOps
-from trncost.pricing.client import Retry
-from trncost.pricing.snapshot import SnapshotService
-from trncost.services.collect import AwsCollector
+from trncost.services.dead_letters import QueueOps
 from trncost.services.estimates import EstimateService
-from trncost.services.ingest import LEASE_S
+from trncost.services.ingest import LEASE_S, AwsCollector
+from trncost.services.snapshots import SnapshotService
+from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.ingest import IngestStore
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
-from trncost.store.schema import TABLE_NAME_ENV
 
 WL = "llama31-8b-cpt"
 BUS = "trncost-reliability"
@@ -131,14 +127,9 @@ def wired(table, monkeypatch):
         "2026-11-28T00:00:00+00:00",
     )
     module = load_handler("ingest")
-    service = module.service()
+    service = module.services.ingest
     service.clock = QueueClock()
-    # the deployed collector, with the adapters' own retry layer not sleeping either
-    fast = Retry(sleep=lambda _s: None)
-    service.collector = AwsCollector(
-        metrics=lambda region: MetricsReader(region, retry=fast),
-        sagemaker=lambda region: TrainingJobReader(region, retry=fast),
-    )
+    service.collector = AwsCollector()  # the deployed collector (botocore's retries only)
     return {
         "sqs": sqs,
         "events": events,

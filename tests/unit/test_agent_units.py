@@ -10,8 +10,9 @@ import pytest
 
 from trncost.agent import AgentConfig, TrialAgent
 from trncost.agent.monitors import parse_neuron_report, parse_nvidia_smi
-from trncost.agent.protocol import ProtocolError, line, parse_line
+from trncost.agent.protocol import line, parse_line
 from trncost.agent.publish import MAX_VALUES_PER_CALL, Publisher
+from trncost.errors import ProtocolError
 from trncost.metrics import names as n
 from trncost.settings import AgentSettings
 

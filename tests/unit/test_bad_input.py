@@ -10,7 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from factories import candidate, inputs, instance_quote, snapshot, trial, workload
-from trncost.estimate import DomainError, MissingEvidence, estimate
+from trncost.errors import DomainError, MissingEvidence, RequestFileError
+from trncost.estimate import estimate
 from trncost.model import (
     Assumptions,
     PriceKey,
@@ -19,7 +20,7 @@ from trncost.model import (
     TrialRun,
     Workload,
 )
-from trncost.requestfile import RequestFileError, load_estimate_file
+from trncost.requestfile import load_estimate_file
 
 
 def locs(exc: ValidationError) -> set[str]:

@@ -9,7 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from factories import candidate, inputs, instance_quote, snapshot, trial
-from trncost.estimate import DomainError, analyse, credits_runway, estimate
+from trncost.errors import DomainError
+from trncost.estimate import analyse, credits_runway, estimate
 from trncost.estimate.credits import civil_from_days, days_from_civil
 from trncost.model import Credits
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from factories import candidate, inputs, instance_quote, snapshot, trial
-from trncost.estimate import MissingEvidence, analyse, decide, estimate
+from trncost.errors import MissingEvidence
+from trncost.estimate import analyse, decide, estimate
 
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"), instance_quote("p5.48xlarge", "80"))
 OK = {"metric": "eval_loss", "value": 1.9}

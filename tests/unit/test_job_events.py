@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from samples import event
-from trncost.metrics.events import UnusableEvent, parse_job_event
+from trncost.errors import UnusableEvent
+from trncost.metrics.events import parse_job_event
 from trncost.metrics.jobs import JobSource
 from trncost.model.trial import Phase
 

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from factories import candidate, inputs, instance_quote, snapshot, trial, workload
-from trncost.estimate import DomainError, analyse, comparability, estimate, rank
+from trncost.errors import DomainError
+from trncost.estimate import analyse, comparability, estimate, rank
 
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"), instance_quote("p5.48xlarge", "55"))
 

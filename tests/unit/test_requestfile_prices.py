@@ -8,8 +8,9 @@ import pytest
 
 from factories import trial, workload
 from stubs import SAVED_US_EAST_1
+from trncost.errors import RequestFileError
 from trncost.estimate import estimate
-from trncost.requestfile import RequestFileError, load_estimate_file
+from trncost.requestfile import load_estimate_file
 
 
 def request(tmp_path, prices):

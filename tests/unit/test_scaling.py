@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from factories import candidate, inputs, instance_quote, snapshot, trial
-from trncost.estimate import DomainError, estimate, fit_scaling, monte_carlo
+from trncost.errors import DomainError
+from trncost.estimate import estimate, fit_scaling, monte_carlo
 
 
 def usl(n, lam, sigma, kappa):

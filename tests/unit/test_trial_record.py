@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 
 import trncost.metrics.record as record_module
 from factories import workload
+from trncost.errors import RecordError
 from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import MetricQuery, Series
 from trncost.metrics.jobs import JobContext, JobSource
-from trncost.metrics.record import DEFAULT_WARMUP_EXCLUSION_S, RecordError, build_trial_record
+from trncost.metrics.record import DEFAULT_WARMUP_EXCLUSION_S, build_trial_record
 from trncost.metrics.sagemaker import facts_from_description
 from trncost.model import Phase, TimingScope, TrialStatus, WorkUnit
 

@@ -11,7 +11,8 @@ from test_engine_properties import scenarios
 from test_worked_examples import example_one, example_two
 
 from factories import candidate, inputs, instance_quote, snapshot, trial
-from trncost.estimate import DomainError, MissingEvidence, estimate, monte_carlo
+from trncost.errors import DomainError, MissingEvidence
+from trncost.estimate import estimate, monte_carlo
 from trncost.estimate.uncertainty import gamma_quantile
 
 CENT = Decimal("0.01")

@@ -9,17 +9,11 @@ import pytest
 from pydantic import ValidationError
 
 from factories import trial
+from trncost.errors import DefinitionError
 from trncost.launch.support import LauncherKind, unsupported_reason
 from trncost.model.workload import QualityGate
 from trncost.workflow import budget as b
-from trncost.workflow.definition import (
-    ASL_PATH,
-    DefinitionError,
-    definition,
-    placeholders,
-    render,
-    substitutions,
-)
+from trncost.workflow.definition import ASL_PATH, definition, placeholders, render, substitutions
 from trncost.workflow.gates import baseline_gate, fit_gate, target_gate
 from trncost.workflow.plan import FitCheck, TrialPlan
 from workflow_kit import plan, plan_data

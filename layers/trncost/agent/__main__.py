@@ -21,12 +21,13 @@ from typing import IO, Any
 
 from trncost.agent.core import AgentConfig, TrialAgent, warn
 from trncost.agent.monitors import NVIDIA_SMI_COMMAND, parse_neuron_report, parse_nvidia_smi
-from trncost.agent.protocol import ProtocolError, parse_line
+from trncost.agent.protocol import parse_line
 from trncost.agent.publish import DEFAULT_BUFFER, Publisher
-from trncost.events import BUS_NAME_ENV
+from trncost.errors import ProtocolError
 from trncost.settings import (
     AGENT_TAGS_ENV,
     AGENT_TRIAL_ID_ENV,
+    BUS_NAME_ENV,
     AgentSettings,
     parse_tags,
 )

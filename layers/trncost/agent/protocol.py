@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from trncost.errors import ProtocolError
+
 PREFIX = "TRNCOST "
 EVENTS = {
     "step": {"tokens", "samples", "loss", "seconds", "data_wait"},
@@ -48,10 +50,6 @@ REQUIRED = {
     "error": {"message"},
     "restart": {"seconds"},
 }
-
-
-class ProtocolError(ValueError):
-    """A TRNCOST line that is not a valid event."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
-"""`trncost dlq list|redrive|status`: SQS dead-letter queues (trncost.ops).
+"""`trncost dlq list|redrive|status`: SQS dead-letter queues (trncost.services.dead_letters).
 
 They talk to SQS with the default AWS credentials (--region, --endpoint-url, or
 $AWS_ENDPOINT_URL_SQS for the local runtime's embedded AWS). `redrive` starts an SQS message
-move task (--wait follows it); --by-copy receives, re-sends and deletes instead. `QueueOps` is
-looked up in this module when a command runs (tests replace it here).
+move task (--wait follows it); --by-copy receives, re-sends and deletes instead. The queue
+operations come from `trncost.wiring.Wiring.dead_letters` when a command runs (tests replace
+it there).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from trncost.cli.output import Command, SubParsers, fail, print_json
-from trncost.ops import MoveTask, OpsError, QueueOps, arn_name
+from trncost.errors import OpsError
+from trncost.services.dead_letters import MoveTask, QueueOps, arn_name
+from trncost.wiring import Wiring
 
 DLQ_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("queue", "left"),
@@ -25,7 +28,7 @@ DLQ_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
 
 
 def _ops(args: argparse.Namespace) -> QueueOps:
-    return QueueOps(region=args.region, endpoint_url=args.endpoint_url)
+    return Wiring().dead_letters(args.region, args.endpoint_url)
 
 
 def _ops_command(command: Command) -> Command:

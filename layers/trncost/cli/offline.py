@@ -11,14 +11,8 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from trncost.cli.output import SubParsers, money, number, provenance_source
-from trncost.estimate import (
-    DomainError,
-    MissingEvidence,
-    best_comparable,
-    break_even_price,
-    comparability,
-    estimate,
-)
+from trncost.errors import DomainError, MissingEvidence, RequestFileError
+from trncost.estimate import best_comparable, break_even_price, comparability, estimate
 from trncost.model import (
     Analysis,
     CandidateAnalysis,
@@ -29,7 +23,7 @@ from trncost.model import (
     Range,
     Swing,
 )
-from trncost.requestfile import EstimateFile, RequestFileError, load_estimate_file
+from trncost.requestfile import EstimateFile, load_estimate_file
 
 LINE_ITEM_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("component", "left"),

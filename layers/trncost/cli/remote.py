@@ -18,7 +18,9 @@ from rich.console import Console
 from rich.table import Table
 
 from trncost.cli.output import Command, SubParsers, fail, print_json
-from trncost.client import DEFAULT_URL, URL_ENV, ClientError, TrncostClient
+from trncost.client import DEFAULT_URL, TrncostClient
+from trncost.errors import ClientError
+from trncost.settings import URL_ENV
 
 
 def _client(args: argparse.Namespace) -> TrncostClient:

@@ -10,7 +10,8 @@ import sys
 from rich.console import Console
 
 from trncost.cli.output import SubParsers, fail
-from trncost.client import ClientError, TrncostClient
+from trncost.client import TrncostClient
+from trncost.errors import ClientError
 
 
 def cmd_trial_run(args: argparse.Namespace, console: Console) -> int:

@@ -10,7 +10,6 @@ from trncost.estimate.compare import best_comparable, candidate_ids, comparabili
 from trncost.estimate.credits import credits_runway
 from trncost.estimate.decide import decide
 from trncost.estimate.engine import break_even_price, estimate, total_formula
-from trncost.estimate.errors import DomainError, MissingEvidence
 from trncost.estimate.mfu import CHIP_PEAKS, mfu_check
 
 _LAZY = {
@@ -31,8 +30,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CHIP_PEAKS",
-    "DomainError",
-    "MissingEvidence",
     "analyse",
     "best_comparable",
     "break_even_price",

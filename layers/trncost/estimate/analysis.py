@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from trncost.errors import DomainError
 from trncost.estimate.compare import candidate_ids, rank
 from trncost.estimate.credits import credits_runway
 from trncost.estimate.decide import decide, migration_decision, own_trials
 from trncost.estimate.engine import estimate
-from trncost.estimate.errors import DomainError
 from trncost.estimate.evidence import MIN_FIT_COUNTS, Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.mfu import mfu_check

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from trncost.errors import DomainError
 from trncost.estimate.engine import break_even_price
-from trncost.estimate.errors import DomainError
 from trncost.estimate.money import usd
 from trncost.model.analysis import BreakEven, Comparison, NotComparable, RankedCandidate
 from trncost.model.estimate import Estimate, EstimateInput

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from typing import Literal, TypedDict
 
-from trncost.estimate.errors import DomainError
+from trncost.errors import DomainError
 from trncost.estimate.money import usd
 from trncost.model.analysis import Credits, Runway, UncoveredLine
 from trncost.model.estimate import Component, Estimate, LineItem

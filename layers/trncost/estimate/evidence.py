@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from trncost.estimate.errors import DomainError, MissingEvidence
+from trncost.errors import DomainError, MissingEvidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.mfu import mfu_check
 from trncost.model.analysis import ScalingFit

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from trncost.estimate.errors import DomainError
+from trncost.errors import DomainError
 from trncost.estimate.evidence import MIN_FIT_COUNTS  # defined once, with the evidence
 from trncost.model.analysis import ScalingFit, ScalingParameters, ScalingPoint
 

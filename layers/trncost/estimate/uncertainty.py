@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trncost.errors import DomainError
 from trncost.estimate.engine import estimate
-from trncost.estimate.errors import DomainError
 from trncost.estimate.evidence import EXTRAPOLATION_LIMIT, MIN_FIT_COUNTS, Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import dec, usd

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from trncost import aws
+from trncost.errors import LaunchRejected, TransientError
 from trncost.metrics.jobs import (
     INSTANCE_COUNT_TAG,
     INSTANCE_TYPE_TAG,
@@ -37,14 +38,6 @@ TRANSIENT_CODES = frozenset(
         "RequestTimeout",
     }
 )
-
-
-class TransientError(Exception):
-    """Try again later (throttling, a service's own 5xx). The state machine retries it."""
-
-
-class LaunchRejected(Exception):
-    """AWS refused the launch (capacity, quota, access, bad parameter): recorded, not retried."""
 
 
 def classify(exc: Exception, what: str) -> Exception:

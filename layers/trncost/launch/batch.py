@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from trncost.errors import LaunchRejected
 from trncost.launch.base import (
     AGENT_PREFIX,
     LaunchedJob,
-    LaunchRejected,
     LaunchRequest,
     boto_client,
     classify,

@@ -18,14 +18,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from trncost.launch.base import (
-    LaunchedJob,
-    LaunchRejected,
-    LaunchRequest,
-    boto_client,
-    classify,
-    job_name,
-)
+from trncost.errors import LaunchRejected
+from trncost.launch.base import LaunchedJob, LaunchRequest, boto_client, classify, job_name
 
 IMDS = "http://169.254.169.254/latest"
 

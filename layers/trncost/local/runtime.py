@@ -24,12 +24,22 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import trncost
-from trncost.events import BUS_NAME_ENV, DetailType, pattern
+from trncost import aws
+from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.local.gateway import WsgiGateway
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, PRICE_LIST_REGION_ENV
-from trncost.store.schema import TABLE, TABLE_NAME_ENV
+from trncost.settings import (
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    LIVE_PRICES_ENV,
+    LOG_LEVEL_ENV,
+    PRICE_LIST_REGION_ENV,
+    TABLE_NAME_ENV,
+    LocalSettings,
+)
+from trncost.store.schema import TABLE
+from trncost.wiring import Wiring
 
 log = logging.getLogger(__name__)
 PACKAGE = Path(trncost.__file__).resolve().parent
@@ -94,6 +104,7 @@ class Runtime:
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=self.moto_port, verbose=False)
         self._moto.start()
         self._environment()
+        self.services = Wiring()  # from that environment, like each handler's own
         self._resources()
         self._load_handlers()
         self._take_prices()
@@ -184,7 +195,7 @@ class Runtime:
             "POWERTOOLS_SERVICE_NAME": "trncost-local",
             "POWERTOOLS_METRICS_NAMESPACE": "trncost",
             "POWERTOOLS_METRICS_DISABLED": "true",  # no EMF lines on the console
-            "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+            LOG_LEVEL_ENV: LocalSettings.from_env().log_level,
         }
         if self.live_prices:
             # Only the Price List API goes to AWS, with the user's own credentials.
@@ -196,9 +207,7 @@ class Runtime:
         os.environ.update(env)
 
     def _client(self, service: str) -> Any:
-        import boto3
-
-        return boto3.client(service, region_name=REGION)
+        return aws.client(service, REGION)
 
     def _resources(self) -> None:
         """The table, bus, rules and queues, from the definitions CDK uses."""
@@ -252,13 +261,9 @@ class Runtime:
         )
 
     def _take_prices(self) -> None:
-        from trncost.api.app import services
-
-        services.cache_clear()
-        svc = services()
-        catalog = svc.settings.catalog
+        catalog = self.services.settings.catalog
         assert catalog is not None
-        snapshots = svc.snapshots()
+        snapshots = self.services.snapshots
         if self.live_prices:
             self.snapshot = snapshots.take(catalog).snapshot
             return
@@ -278,20 +283,19 @@ class Runtime:
         """The example workload, its trials and one estimate per example candidate."""
         from datetime import UTC, datetime
 
-        from trncost.api.app import services
-        from trncost.estimate import DomainError
+        from trncost.errors import DomainError
         from trncost.requestfile import load_estimate_file
 
         request = load_estimate_file(EXAMPLE)
         self.workload_id = request.workload.workload_id
-        svc = services()
+        services = self.services
         now = datetime.now(UTC).isoformat()
-        svc.records.put_workload(request.workload, now)
+        services.records.put_workload(request.workload, now)
         for trial in request.trials:
-            svc.records.put_trial(trial, now, "example")
+            services.records.put_trial(trial, now, "example")
         for inp in request.inputs():
             try:
-                version = svc.estimates.create(
+                version = services.estimates.create(
                     request.workload.workload_id, inp.candidate, inp.assumptions
                 )
             except DomainError as exc:
@@ -302,21 +306,20 @@ class Runtime:
 
 def state_path() -> Path:
     """The local runtime's state file: $TRNCOST_STATE_DIR/local.json (~/.cache/trncost)."""
-    base = os.environ.get("TRNCOST_STATE_DIR") or Path.home() / ".cache" / "trncost"
-    return Path(base) / "local.json"
+    return LocalSettings.from_env().state_dir / "local.json"
 
 
 def read_state() -> dict[str, Any] | None:
     try:
-        return json.loads(state_path().read_text())
+        state = json.loads(state_path().read_text())
     except (OSError, ValueError):
         return None
+    return state if isinstance(state, dict) else None
 
 
 def _arn(sqs: Any, url: str) -> str:
-    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return str(attributes["Attributes"]["QueueArn"])
 
 
 def default_catalog() -> dict[str, Any]:

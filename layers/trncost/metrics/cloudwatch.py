@@ -17,8 +17,8 @@ Results are read oldest first (`ScanBy: TimestampAscending`). A query that still
 `PartialData`, `InternalError` or `Forbidden` after the last page is returned with that status
 and its messages: the caller treats it as not measured, never as complete.
 
-Throttling is retried with `trncost.pricing.client.Retry`; the client is created lazily with
-standard retries and can be injected; `calls` counts the API calls made.
+The client is created lazily by `trncost.aws` (standard retries: throttling is retried there)
+and can be injected; `calls` counts the API calls made.
 """
 
 from __future__ import annotations
@@ -32,17 +32,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from trncost import aws
-from trncost.pricing.client import Retry
+from trncost.errors import QueryError
 
 MAX_QUERIES_PER_CALL = 500
 MAX_DATAPOINTS_PER_CALL = 100_800
 MAX_EXPRESSION_CHARS = 2048  # GetMetricData: MetricDataQuery.Expression length limit
 ID_PATTERN = re.compile(r"^[a-z][a-zA-Z0-9_]{0,254}$")
 AggregateFunction = Literal["AVG", "SUM", "MIN", "MAX"]
-
-
-class QueryError(ValueError):
-    """A query that GetMetricData would reject (bad id, too many members, duplicate id)."""
 
 
 def _check_id(query_id: str) -> None:
@@ -233,14 +229,12 @@ class MetricsReader:
         self,
         region: str,
         client: Any = None,
-        retry: Retry | None = None,
         max_datapoints: int | None = None,
     ) -> None:
         if max_datapoints is not None and not 0 < max_datapoints <= MAX_DATAPOINTS_PER_CALL:
             raise ValueError(f"max_datapoints must be in 1..{MAX_DATAPOINTS_PER_CALL}")
         self.region = region
         self._client = client
-        self.retry = retry or Retry()
         self.max_datapoints = max_datapoints
         self.calls = 0
         self.messages: list[str] = []  # top-level Messages of every response
@@ -248,7 +242,7 @@ class MetricsReader:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = aws.client("cloudwatch", self.region, max_attempts=5)
+            self._client = aws.client("cloudwatch", self.region)
         return self._client
 
     def read(self, items: Sequence[Item], start: datetime, end: datetime) -> dict[str, Series]:
@@ -297,7 +291,7 @@ class MetricsReader:
             if token:
                 kwargs["NextToken"] = token
             self.calls += 1
-            page = self.retry.call(self.client.get_metric_data, **kwargs)
+            page = self.client.get_metric_data(**kwargs)
             self.messages.extend(
                 f"{m.get('Code', '')}: {m.get('Value', '')}".strip(": ")
                 for m in page.get("Messages", [])
@@ -320,7 +314,7 @@ class MetricsReader:
             if token:
                 kwargs["NextToken"] = token
             self.calls += 1
-            page = self.retry.call(self.client.list_metrics, **kwargs)
+            page = self.client.list_metrics(**kwargs)
             for m in page.get("Metrics", []):
                 dims = tuple(sorted((d["Name"], d["Value"]) for d in m.get("Dimensions", [])))
                 seen.add((m["MetricName"], dims))

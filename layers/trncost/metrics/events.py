@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from trncost.errors import JobTagError, UnusableEvent
 from trncost.events import AGENT_SOURCE, DetailType
 from trncost.metrics.jobs import (
     ALL_TAGS,
@@ -18,7 +19,6 @@ from trncost.metrics.jobs import (
     INSTANCE_TYPE_TAG,
     JobContext,
     JobSource,
-    JobTagError,
     parameter_name,
     read_tags,
 )
@@ -46,10 +46,6 @@ AGENT_PATTERN: dict[str, Any] = {
     "source": [AGENT_SOURCE],
     "detail-type": [DetailType.trial_run_completed.value],
 }
-
-
-class UnusableEvent(ValueError):
-    """The event cannot become a trial record; the reason is kept as a rejected ingest."""
 
 
 def _time(value: Any) -> datetime | None:

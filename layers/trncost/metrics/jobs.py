@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from trncost.errors import JobTagError
 from trncost.model.trial import Phase, TimingScope
 
 TAG_PREFIX = "trncost:"
@@ -59,10 +60,6 @@ class JobSource(StrEnum):
     sagemaker = "sagemaker"
     batch = "batch"
     agent = "agent"
-
-
-class JobTagError(ValueError):
-    """The job does not say which workload or phase it belongs to (or says it wrongly)."""
 
 
 def parameter_name(tag: str) -> str:

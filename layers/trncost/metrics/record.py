@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import ValidationError
 
+from trncost.errors import RecordError
 from trncost.metrics import names as n
 from trncost.metrics.jobs import JobContext, JobSource
 from trncost.model.candidate import Candidate, Platform
@@ -84,10 +85,6 @@ STATUS: dict[JobSource, dict[str, TrialStatus]] = {
     JobSource.batch: {"SUCCEEDED": TrialStatus.completed, "FAILED": TrialStatus.failed},
     JobSource.agent: {s.value: s for s in TrialStatus},
 }
-
-
-class RecordError(ValueError):
-    """The job cannot become a trial record (unknown status, no instance type, ...)."""
 
 
 class TrialRecord(NamedTuple):

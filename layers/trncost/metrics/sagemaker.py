@@ -28,7 +28,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trncost import aws
-from trncost.pricing.client import Retry
 
 PHASES: dict[str, str] = {
     "Pending": "starting",
@@ -210,20 +209,17 @@ def facts_from_description(d: dict[str, Any]) -> TrainingJobFacts:
 class TrainingJobReader:
     """`sagemaker:DescribeTrainingJob` in one region."""
 
-    def __init__(self, region: str, client: Any = None, retry: Retry | None = None) -> None:
+    def __init__(self, region: str, client: Any = None) -> None:
         self.region = region
         self._client = client
-        self.retry = retry or Retry()
         self.calls = 0
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = aws.client("sagemaker", self.region, max_attempts=5)
+            self._client = aws.client("sagemaker", self.region)
         return self._client
 
     def describe(self, job_name: str) -> TrainingJobFacts:
         self.calls += 1
-        return facts_from_description(
-            self.retry.call(self.client.describe_training_job, TrainingJobName=job_name)
-        )
+        return facts_from_description(self.client.describe_training_job(TrainingJobName=job_name))

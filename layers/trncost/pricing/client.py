@@ -1,79 +1,36 @@
 """boto3 adapters for the AWS Price List Query API and EC2 Capacity Block offerings.
 
-Clients are created lazily with standard retries and can be injected (tests pass clients
-wrapped in a botocore Stubber). Throttling is retried here as well, with exponential backoff
-and full jitter, so that a snapshot survives a burst of ThrottlingException.
+Clients are created lazily by `trncost.aws` (standard retries: throttling and 5xx are retried
+there, with exponential backoff and full jitter) and can be injected (tests pass clients whose
+HTTP answers they stub). `calls` counts the API calls made (pages), for the prices metrics.
 """
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from trncost import aws
 from trncost.settings import PRICE_LIST_REGIONS
 
-RETRYABLE = {
-    "ThrottlingException",
-    "Throttling",
-    "TooManyRequestsException",
-    "RequestLimitExceeded",
-    "InternalErrorException",
-    "ServiceUnavailableException",
-    "InternalError",
-    "ServiceUnavailable",
-}
-
-
-def _client(service: str, region: str) -> Any:
-    return aws.client(service, region, max_attempts=5)
-
-
-@dataclass
-class Retry:
-    attempts: int = 6
-    base_s: float = 0.5
-    cap_s: float = 20.0
-    sleep: Callable[[float], None] = time.sleep
-    rand: Callable[[], float] = random.random
-
-    def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
-        from botocore.exceptions import ClientError
-
-        for attempt in range(self.attempts):
-            try:
-                return fn(**kwargs)
-            except ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code", "")
-                if code not in RETRYABLE or attempt == self.attempts - 1:
-                    raise
-                self.sleep(self.rand() * min(self.cap_s, self.base_s * 2**attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
-
 
 class PriceListClient:
     """`pricing:GetProducts` with filters and pagination, on a Price List endpoint region."""
 
-    def __init__(
-        self, region: str = "us-east-1", client: Any = None, retry: Retry | None = None
-    ) -> None:
+    def __init__(self, region: str = "us-east-1", client: Any = None) -> None:
         if region not in PRICE_LIST_REGIONS:
             raise ValueError(
                 f"the Price List API is served from {', '.join(PRICE_LIST_REGIONS)}, not {region}"
             )
         self.region = region
         self._client = client
-        self.retry = retry or Retry()
         self.calls = 0
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = _client("pricing", self.region)
+            self._client = aws.client("pricing", self.region)
         return self._client
 
     def get_products(self, service_code: str, filters: list[dict[str, str]]) -> Iterator[str]:
@@ -89,7 +46,7 @@ class PriceListClient:
             if token:
                 kwargs["NextToken"] = token
             self.calls += 1
-            page = self.retry.call(self.client.get_products, **kwargs)
+            page = self.client.get_products(**kwargs)
             yield from page.get("PriceList", [])
             token = page.get("NextToken")
             if not token:
@@ -99,16 +56,15 @@ class PriceListClient:
 class CapacityBlockClient:
     """`ec2:DescribeCapacityBlockOfferings` in one region."""
 
-    def __init__(self, region: str, client: Any = None, retry: Retry | None = None) -> None:
+    def __init__(self, region: str, client: Any = None) -> None:
         self.region = region
         self._client = client
-        self.retry = retry or Retry()
         self.calls = 0
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = _client("ec2", self.region)
+            self._client = aws.client("ec2", self.region)
         return self._client
 
     def offerings(
@@ -131,7 +87,7 @@ class CapacityBlockClient:
             if token:
                 kwargs["NextToken"] = token
             self.calls += 1
-            page = self.retry.call(self.client.describe_capacity_block_offerings, **kwargs)
+            page = self.client.describe_capacity_block_offerings(**kwargs)
             yield from page.get("CapacityBlockOfferings", [])
             token = page.get("NextToken")
             if not token:

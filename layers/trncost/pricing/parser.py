@@ -12,14 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-
-class PriceListItemError(ValueError):
-    """A Price List item that cannot be used, with the reason."""
-
-    def __init__(self, reason: str, sku: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.sku = sku
+from trncost.errors import PriceListItemError
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from collections.abc import Iterable
 
 from pydantic import ValidationError
 
+from trncost.errors import PriceListItemError
 from trncost.model.price import PriceQuote, PriceTier, Rejection
 from trncost.pricing.catalog import ProductQuery
-from trncost.pricing.parser import PriceListItemError, Product
+from trncost.pricing.parser import Product
 
 
 def official_quote(

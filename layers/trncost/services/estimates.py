@@ -1,6 +1,6 @@
-"""Estimates as stored, versioned things: create one, recompute it when its evidence or its
-prices change. A version is added only when the inputs changed (same inputs, same estimate:
-a repeated event changes nothing)."""
+"""Estimates as stored, versioned things: create one, read its versions and its report,
+recompute it when its evidence or its prices change. A version is added only when the inputs
+changed (same inputs, same estimate: a repeated event changes nothing)."""
 
 from __future__ import annotations
 
@@ -12,21 +12,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from trncost.estimate import DomainError, estimate
+from trncost.errors import DomainError, NoPrices, NotFound
+from trncost.estimate import estimate
 from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot
 from trncost.store.prices import PriceStore
 from trncost.store.records import EstimateDefinition, EstimateVersion, RecordStore
 
 log = logging.getLogger(__name__)
-
-
-class NotFound(LookupError):
-    """An id that names nothing."""
-
-
-class NoPrices(DomainError):
-    """No price snapshot to estimate with."""
+__all__ = ["EstimateService", "EstimateVersion", "Refreshed", "fingerprint", "route_refresh"]
 
 
 def _now() -> datetime:
@@ -58,6 +52,36 @@ class EstimateService:
         self.records = records
         self.prices = prices
         self.clock = clock
+
+    # -- reading ----------------------------------------------------------------------------
+    def version(self, estimate_id: str, version: int | None = None) -> EstimateVersion:
+        """One version (the latest when `version` is None); NotFound when there is none."""
+        found = self.records.get_version(estimate_id, version)
+        if found is None:
+            what = f"estimate {estimate_id}" + (f" version {version}" if version else "")
+            raise NotFound(f"{what} not found")
+        return found
+
+    def versions(self, estimate_id: str) -> list[dict[str, Any]]:
+        """Every version's number, time and reason, oldest first."""
+        versions = self.records.list_versions(estimate_id)
+        if not versions:
+            raise NotFound(f"estimate {estimate_id} not found")
+        return versions
+
+    def report(self, estimate_id: str, version: int | None = None) -> str:
+        """A version as a self-contained HTML page."""
+        from trncost.report.html import render_report
+
+        found = self.version(estimate_id, version)
+        workload = self.records.get_workload(found.estimate.workload_id)
+        return render_report(
+            found.estimate,
+            estimate_id=estimate_id,
+            version=found.version,
+            created_at=found.created_at,
+            workload_name=workload.name if workload else None,
+        )
 
     def snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
         """A pinned snapshot, or the latest; NoPrices when there is none."""

@@ -1,8 +1,14 @@
 """A finished job's event → one trial record, exactly once in effect, then "Trial Recorded".
 
-Bad events (unknown shape, unknown workload, missing tags) become rejected ingests with their
-reason, never an exception loop. Infrastructure failures raise, so the message goes back to
-the queue, is retried, and ends in the DLQ if it keeps failing: nothing is lost.
+Bad events (unknown shape, unknown workload, missing tags, a message that is not JSON) become
+rejected ingests with their reason, never an exception loop; the API lists them. Infrastructure
+failures raise, so the message goes back to the queue, is retried, and ends in the DLQ if it
+keeps failing: nothing is lost.
+
+The collector the ingest uses on AWS (`AwsCollector`) turns SageMaker job facts + CloudWatch
+series into the trial record: Batch and agent jobs are read from CloudWatch only (the agent
+publishes under the trial id); SageMaker jobs add DescribeTrainingJob (billable seconds,
+status transitions).
 """
 
 from __future__ import annotations
@@ -16,19 +22,28 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from trncost.bus import EventPublisher
+from trncost.errors import Busy, RecordError, UnusableEvent
 from trncost.events import DetailType
-from trncost.metrics.events import UnusableEvent, parse_job_event
-from trncost.metrics.jobs import JobContext
-from trncost.model import TrialRun, Workload
-from trncost.store.ingest import Claim, IngestStore
+from trncost.metrics.cloudwatch import MetricsReader
+from trncost.metrics.events import parse_job_event
+from trncost.metrics.jobs import JobContext, JobSource
+from trncost.metrics.names import AGENT_NAMESPACE, TRIAL_DIMENSION, trial_queries
+from trncost.metrics.record import build_trial_record
+from trncost.metrics.sagemaker import TrainingJobFacts, TrainingJobReader
+from trncost.model import Candidate, TrialRun, Workload
+from trncost.store.ingest import Claim, IngestStore, RejectedIngest
 from trncost.store.records import RecordStore
 
 log = logging.getLogger(__name__)
+__all__ = [
+    "AwsCollector",
+    "Collector",
+    "IngestOutcome",
+    "IngestService",
+    "RejectedIngest",
+    "event_id",
+]
 LEASE_S = 900  # longer than the ingest Lambda's timeout, shorter than the queue's visibility
-
-
-class Busy(Exception):
-    """Another delivery of the same event holds the claim: come back later."""
 
 
 class Collector(Protocol):
@@ -71,20 +86,34 @@ class IngestService:
         self.clock = clock
         self.lease_s = lease_s
 
-    def _reject(self, event: Any, reason: str) -> IngestOutcome:
+    def reject(self, event: Any, reason: str) -> IngestOutcome:
+        """Keep an event that cannot become a trial record, with the reason."""
         at = (event.get("time") if isinstance(event, dict) else None) or self.clock().isoformat()
         log.warning("ingest rejected: %s", reason)
         self.claims.reject(str(at), event_id(event), reason, event)
         return IngestOutcome("rejected", reason)
 
+    def rejected(self, limit: int = 50) -> list[RejectedIngest]:
+        """The latest rejected ingests, newest first."""
+        return self.claims.rejected(limit)
+
+    def ingest_message(self, body: str, message_id: str) -> IngestOutcome:
+        """One queue message: its JSON body ingested, or a body that is not JSON rejected."""
+        try:
+            event: Any = json.loads(body)
+        except json.JSONDecodeError as exc:
+            unparsed = {"id": message_id, "unparsed_body": body[:1000]}
+            return self.reject(unparsed, f"message body is not JSON ({exc.msg})")
+        return self.ingest(event)
+
     def ingest(self, event: Any) -> IngestOutcome:
         try:
             ctx = parse_job_event(event)
         except UnusableEvent as exc:
-            return self._reject(event, str(exc))
+            return self.reject(event, str(exc))
         workload = self.records.get_workload(ctx.workload_id)
         if workload is None:
-            return self._reject(
+            return self.reject(
                 event, f"unknown workload {ctx.workload_id} (job {ctx.job_id}): create it first"
             )
         now = self.clock()
@@ -100,7 +129,7 @@ class IngestService:
         except UnusableEvent as exc:
             # The job's own data cannot make a record (no window, no instance type): a
             # retry would not help, so it is rejected, and the claim is closed.
-            outcome = self._reject(event, str(exc))
+            outcome = self.reject(event, str(exc))
         except Exception:
             self.claims.release(ctx.dedup_key)
             raise
@@ -142,3 +171,39 @@ class IngestService:
                 },
             )
         return outcome
+
+
+# -- the collector on AWS ---------------------------------------------------------------------
+class AwsCollector:
+    def __init__(
+        self,
+        metrics: Callable[[str], MetricsReader] = MetricsReader,
+        sagemaker: Callable[[str], TrainingJobReader] = TrainingJobReader,
+    ) -> None:
+        self.metrics = metrics
+        self.sagemaker = sagemaker
+        self.calls = 0  # CloudWatch calls of the last collect (for the ingest metrics)
+
+    def collect(self, ctx: JobContext, workload: Workload) -> tuple[TrialRun, list[str]]:
+        facts: TrainingJobFacts | None = None
+        if ctx.source == JobSource.sagemaker:
+            facts = self.sagemaker(ctx.region).describe(ctx.job_id)
+        window = (facts.wall_window if facts else None) or (
+            (ctx.started_at, ctx.ended_at) if ctx.started_at and ctx.ended_at else None
+        )
+        if window is None or window[1] <= window[0]:
+            raise UnusableEvent(f"job {ctx.job_id} has no start and end time to read metrics in")
+        instance_type = ctx.instance_type or (facts.instance_type if facts else None)
+        if not instance_type:
+            raise UnusableEvent(f"job {ctx.job_id} does not say its instance type")
+        accelerator = Candidate.model_construct(instance_type=instance_type).accelerator
+        reader = self.metrics(ctx.region)
+        queries = trial_queries(ctx.trial_id, workload.quality_gate.metric, accelerator)
+        series = reader.read(queries, *window)
+        custom = reader.count_metrics(AGENT_NAMESPACE, {TRIAL_DIMENSION: ctx.trial_id})
+        self.calls = reader.calls
+        try:
+            record = build_trial_record(ctx, workload, series, facts, custom_metrics=custom)
+        except RecordError as exc:
+            raise UnusableEvent(str(exc)) from None
+        return record.trial, record.notes

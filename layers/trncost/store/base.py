@@ -1,4 +1,5 @@
-"""The DynamoDB table behind every repository: created lazily, injectable for tests."""
+"""The DynamoDB table behind every repository: created lazily (by `trncost.aws`), injectable
+for tests; opaque pagination cursors."""
 
 from __future__ import annotations
 
@@ -6,17 +7,17 @@ import base64
 import json
 from typing import Any
 
+from trncost import aws
+from trncost.errors import BadCursor
 
-def _resource_table(table_name: str) -> Any:
-    import boto3
-    from botocore.config import Config
 
-    return boto3.resource("dynamodb", config=Config(retries={"mode": "standard"})).Table(table_name)
+def table(table_name: str) -> Any:
+    """The boto3 Table resource for `table_name`."""
+    return aws.resource("dynamodb").Table(table_name)
 
 
 def conditional_failed(exc: Exception) -> bool:
-    response = getattr(exc, "response", None) or {}
-    return response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+    return aws.error_code(exc) == "ConditionalCheckFailedException"
 
 
 class Repository:
@@ -27,7 +28,7 @@ class Repository:
     @property
     def table(self) -> Any:
         if self._table is None:
-            self._table = _resource_table(self.table_name)
+            self._table = table(self.table_name)
         return self._table
 
     def put_new(self, item: dict[str, Any]) -> bool:
@@ -42,8 +43,12 @@ class Repository:
             raise
         return True
 
-    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
-        return self.table.get_item(Key={"pk": pk, "sk": sk}, ConsistentRead=True).get("Item")
+    def item(self, pk: str, sk: str) -> dict[str, Any] | None:
+        """One item by its key (a consistent read); None when there is none."""
+        found: dict[str, Any] | None = self.table.get_item(
+            Key={"pk": pk, "sk": sk}, ConsistentRead=True
+        ).get("Item")
+        return found
 
     def query_all(self, **kwargs: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -61,10 +66,6 @@ class Repository:
             kwargs["ExclusiveStartKey"] = after
         page = self.table.query(Limit=limit, **kwargs)
         return page.get("Items", []), page.get("LastEvaluatedKey")
-
-
-class BadCursor(ValueError):
-    """A pagination cursor this API did not hand out."""
 
 
 INDEX_CURSOR_KEYS = frozenset({"pk", "sk", "gsi1pk", "gsi1sk"})

@@ -57,7 +57,7 @@ class IngestStore(Repository):
         except ClientError as exc:
             if not conditional_failed(exc):
                 raise
-        item = self.get(claim_pk(dedup_key), CLAIM_SK)
+        item = self.item(claim_pk(dedup_key), CLAIM_SK)
         return Claim.done if item and item.get("state") == "done" else Claim.busy
 
     def complete(self, dedup_key: str, outcome: dict[str, Any]) -> None:

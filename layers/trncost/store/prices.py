@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from trncost.errors import Conflict
 from trncost.model.price import PriceQuote, PriceSnapshot, Rejection
 from trncost.store.base import Repository, conditional_failed, decode_cursor, encode_cursor
 from trncost.store.schema import (
@@ -25,10 +26,6 @@ from trncost.store.schema import (
 )
 
 GSI = TABLE.indexes[0].name
-
-
-class SnapshotExists(Exception):
-    """Snapshots are immutable: a second write of the same id is refused."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +55,7 @@ class PriceStore(Repository):
 
         pk = snapshot_pk(snapshot.snapshot_id)
         if self._meta(snapshot.snapshot_id) is not None:
-            raise SnapshotExists(snapshot.snapshot_id)
+            raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
         with self.table.batch_writer() as batch:
             for quote in snapshot.quotes:
                 batch.put_item(
@@ -83,7 +80,7 @@ class PriceStore(Repository):
             "pending_count": sum(q.is_pending for q in snapshot.quotes),
         }
         if not self.put_new(meta):
-            raise SnapshotExists(snapshot.snapshot_id)
+            raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
 
     def publish_latest(self, snapshot: PriceSnapshot, attempts: int = 5) -> Publication:
         """Point "latest" at `snapshot` unless a newer one is already there.

@@ -13,6 +13,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 from pydantic import Field
 
+from trncost.errors import Conflict
 from trncost.model import Assumptions, Candidate, Estimate, TrialRun, Workload
 from trncost.model.common import DomainModel, Identifier
 from trncost.store.base import Repository, decode_cursor, encode_cursor
@@ -31,10 +32,6 @@ from trncost.store.schema import (
 )
 
 GSI = TABLE.indexes[0].name
-
-
-class AlreadyExists(Exception):
-    """The id is taken; records are written once."""
 
 
 class EstimateDefinition(DomainModel):
@@ -79,10 +76,10 @@ class RecordStore(Repository):
             }
         )
         if not ok:
-            raise AlreadyExists(f"workload {workload.workload_id} exists")
+            raise Conflict(f"workload {workload.workload_id} exists")
 
     def get_workload(self, workload_id: str) -> Workload | None:
-        item = self.get(workload_pk(workload_id), WORKLOAD_SK)
+        item = self.item(workload_pk(workload_id), WORKLOAD_SK)
         return Workload.model_validate_json(item["workload"]) if item else None
 
     def list_workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
@@ -113,7 +110,7 @@ class RecordStore(Repository):
         )
 
     def get_trial(self, trial_id: str) -> TrialRun | None:
-        item = self.get(trial_pk(trial_id), TRIAL_SK)
+        item = self.item(trial_pk(trial_id), TRIAL_SK)
         return TrialRun.model_validate_json(item["trial"]) if item else None
 
     def list_trials(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
@@ -144,10 +141,10 @@ class RecordStore(Repository):
             }
         )
         if not ok:
-            raise AlreadyExists(f"estimate {definition.estimate_id} exists")
+            raise Conflict(f"estimate {definition.estimate_id} exists")
 
     def get_estimate_definition(self, estimate_id: str) -> EstimateDefinition | None:
-        item = self.get(estimate_pk(estimate_id), ESTIMATE_DEF_SK)
+        item = self.item(estimate_pk(estimate_id), ESTIMATE_DEF_SK)
         return EstimateDefinition.model_validate_json(item["definition"]) if item else None
 
     def estimate_definitions(self, workload_id: str) -> list[EstimateDefinition]:
@@ -213,7 +210,7 @@ class RecordStore(Repository):
 
     def get_version(self, estimate_id: str, version: int | None = None) -> EstimateVersion | None:
         number = version or self.latest_version_number(estimate_id)
-        item = self.get(estimate_pk(estimate_id), version_sk(number)) if number else None
+        item = self.item(estimate_pk(estimate_id), version_sk(number)) if number else None
         if not item:
             return None
         return EstimateVersion(

@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-TABLE_NAME_ENV = "TRNCOST_TABLE"
-
 
 @dataclass(frozen=True)
 class KeyAttr:

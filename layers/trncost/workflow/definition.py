@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from trncost.errors import DefinitionError
+
 ASL_PATH = Path(__file__).with_name("state_machine.asl.json")
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)\}")
 FUNCTION_ARN = "TrialStepsFunctionArn"
@@ -28,10 +30,6 @@ POLL_INTERVAL = "PollIntervalSeconds"
 MAX_POLLS = "MaxPolls"
 DEFAULT_POLL_INTERVAL_S = 300
 DEFAULT_MAX_POLLS = 600  # with 5 minute polls: 50 hours (a run's max time is checked too)
-
-
-class DefinitionError(ValueError):
-    """A substitution is missing, unknown, or renders an invalid definition."""
 
 
 @cache

@@ -18,8 +18,9 @@ Two ways to move the messages:
   The destination is `--to`, else the message's `DeadLetterQueueSourceArn`, else the one queue
   whose redrive policy names this DLQ (several: `--to` is required).
 
-The SQS client is created lazily with standard retries and can be injected (tests pass a moto
-client or one wrapped in a botocore Stubber).
+The SQS client is created lazily by `trncost.aws` (standard retries) and can be injected (tests
+pass a moto client or one wrapped in a botocore Stubber). The CLI's `dlq` commands use this
+module; it is not part of the Lambda layer.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from trncost import aws
+from trncost.errors import OpsError
 
 DLQ_NAME_MARKERS = ("-dlq", "deadletter")
 ACTIVE_TASK_STATUSES = frozenset({"RUNNING", "CANCELLING"})
@@ -48,10 +52,6 @@ DEPTH_ATTRIBUTES = [
     "ApproximateNumberOfMessagesNotVisible",
     "ApproximateNumberOfMessagesDelayed",
 ]
-
-
-class OpsError(Exception):
-    """Why an operation could not be done, in one line for the user."""
 
 
 def is_dead_letter_name(name: str) -> bool:
@@ -144,18 +144,6 @@ class CopyResult:
     destinations: dict[str, int] = field(default_factory=dict)  # queue ARN -> messages
 
 
-def _sqs_client(region: str | None, endpoint_url: str | None) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client(
-        "sqs",
-        region_name=region,
-        endpoint_url=endpoint_url,
-        config=Config(retries={"mode": "standard"}),
-    )
-
-
 def _error_message(exc: Exception) -> str:
     response = getattr(exc, "response", None)
     if isinstance(response, dict) and "Error" in response:
@@ -186,7 +174,7 @@ class QueueOps:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = _sqs_client(self.region, self.endpoint_url)
+            self._client = aws.client("sqs", self.region, endpoint_url=self.endpoint_url)
         return self._client
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
@@ -194,7 +182,8 @@ class QueueOps:
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            return getattr(self.client, operation)(**kwargs)
+            answer: dict[str, Any] = getattr(self.client, operation)(**kwargs)
+            return answer
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             message = _error_message(exc)
@@ -232,9 +221,9 @@ class QueueOps:
         return Queue(name=arn_name(arn), url=url, arn=arn)
 
     def _attributes(self, url: str, names: list[str]) -> dict[str, str]:
-        return self._call("get_queue_attributes", QueueUrl=url, AttributeNames=names).get(
-            "Attributes", {}
-        )
+        answer = self._call("get_queue_attributes", QueueUrl=url, AttributeNames=names)
+        attributes: dict[str, str] = answer.get("Attributes", {})
+        return attributes
 
     def depth(self, queue: Queue) -> Depth:
         a = self._attributes(queue.url, DEPTH_ATTRIBUTES)

@@ -1,5 +1,6 @@
-"""Take a price snapshot: query the Price List (or read a saved Price List file), build one
-quote per catalog key (official or PENDING), store it, move "latest", announce the changes."""
+"""Price snapshots: take one (query the Price List API, or read a saved Price List file; one
+quote per catalog key, official or PENDING; store it whole, move "latest", announce what
+changed), and read them back (list, latest, one, the diff of two)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from trncost import aws
 from trncost.bus import EventPublisher
+from trncost.errors import (
+    DomainError,
+    LivePricesOff,
+    NotFound,
+    PriceListItemError,
+    Unavailable,
+)
 from trncost.events import DetailType
 from trncost.model.price import (
     PriceQuote,
@@ -24,10 +33,20 @@ from trncost.model.price import (
 from trncost.pricing.capacity_blocks import capacity_block_quote
 from trncost.pricing.catalog import ProductQuery, queries_for
 from trncost.pricing.client import CapacityBlockClient, PriceListClient
-from trncost.pricing.parser import PriceListItemError, Product, items_from_saved_file, parse_item
+from trncost.pricing.parser import Product, items_from_saved_file, parse_item
 from trncost.pricing.quotes import build_quote
-from trncost.settings import Catalog
-from trncost.store.prices import PriceStore, Publication
+from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, Catalog
+from trncost.store.prices import PriceStore, Publication, SnapshotSummary
+
+__all__ = [
+    "Publication",
+    "SnapshotResult",
+    "SnapshotService",
+    "SnapshotSummary",
+    "build_snapshot",
+    "new_snapshot_id",
+    "snapshot_from_saved",
+]
 
 log = logging.getLogger(__name__)
 MAX_KEYS_IN_EVENT = 500
@@ -158,12 +177,79 @@ class SnapshotService:
         capacity_blocks: Callable[[str], CapacityBlockClient] | None = None,
         publisher: EventPublisher | None = None,
         clock: Callable[[], datetime] = _now,
+        *,
+        catalog: Catalog | None = None,
+        live_prices: bool = True,
     ) -> None:
         self.store = store
         self.price_list = price_list or PriceListClient()
         self.capacity_blocks = capacity_blocks or (lambda region: CapacityBlockClient(region))
         self.publisher = publisher
         self.clock = clock
+        self.catalog = catalog  # what the deployment prices (requested snapshots)
+        self.live_prices = live_prices  # may a request query the Price List API
+
+    # -- reading ----------------------------------------------------------------------------
+    def summaries(
+        self, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[SnapshotSummary], str | None]:
+        """Newest first, and the cursor of the next page (None on the last)."""
+        return self.store.list_snapshots(limit, cursor)
+
+    def latest(self) -> PriceSnapshot:
+        snap = self.store.latest()
+        if snap is None:
+            raise NotFound("no price snapshot yet: POST /prices/snapshots takes one")
+        return snap
+
+    def get(self, snapshot_id: str) -> PriceSnapshot:
+        snap = self.store.get_snapshot(snapshot_id)
+        if snap is None:
+            raise NotFound(f"price snapshot {snapshot_id} not found")
+        return snap
+
+    def diff(self, snapshot_id: str, other_id: str) -> SnapshotDiff:
+        return diff_snapshots(self.get(snapshot_id), self.get(other_id))
+
+    def replaced_age(self, result: SnapshotResult) -> float | None:
+        """How old the latest snapshot was when this one replaced it (its taken_at → this
+        one's), in seconds; None when nothing was replaced (the first snapshot, or a newer one
+        stays latest)."""
+        previous_id = result.publication.previous_id
+        if not result.publication.published or not previous_id:
+            return None
+        previous = self.store.get_snapshot(previous_id)  # read once already, for the diff
+        if previous is None:
+            return None
+        try:
+            then = datetime.fromisoformat(previous.taken_at)
+            now = datetime.fromisoformat(result.snapshot.taken_at)
+        except ValueError:
+            return None
+        if then.tzinfo is None or now.tzinfo is None:
+            return None
+        return max(0.0, (now - then).total_seconds())
+
+    # -- a requested snapshot (POST /prices/snapshots) ----------------------------------------
+    def take_requested(self, saved_price_list: Any | None, note: str | None) -> SnapshotResult:
+        """From the saved Price List file when one is given, else live, when this deployment
+        allows it (LivePricesOff otherwise); an AWS failure after retries is Unavailable."""
+        catalog = self.catalog
+        if catalog is None:
+            raise DomainError(f"this deployment has no price catalog ({CATALOG_ENV})")
+        if saved_price_list is not None:
+            return self.take_from_saved(saved_price_list, catalog, note)
+        if not self.live_prices:
+            raise LivePricesOff(
+                f"live price snapshots are off here ({LIVE_PRICES_ENV}=false): upload a saved "
+                "Price List file as saved_price_list"
+            )
+        try:
+            return self.take(catalog)
+        except Exception as exc:
+            if aws.is_aws_error(exc):
+                raise Unavailable(f"the AWS Price List API failed after retries: {exc}") from None
+            raise
 
     # -- building ---------------------------------------------------------------------------
     def build_live(self, catalog: Catalog) -> PriceSnapshot:

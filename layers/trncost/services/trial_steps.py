@@ -1,6 +1,8 @@
 """What the trial plan state machine's Task states do (lambdas/trial_steps dispatches here on
 the event's `action`). Each step reads and writes the plan store, and calls a launcher; the
-adapters are injected, so the tests run these steps in-process against moto or fakes.
+adapters are injected (`trncost.wiring` builds them for the Lambda), so the tests run these
+steps in-process against moto or fakes. The pure parts are `trncost.workflow` (the plan and its
+schedule, the gates, the budget).
 
 - start (execution_id) → cursor {index, action, phase, reasons}
 - budget_check (index) → budget {ok, spent_usd, next_max_usd, cap_usd, reasons}
@@ -19,36 +21,29 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from trncost.launch.base import Launcher, LaunchRejected, LaunchRequest, TransientError
+from trncost.errors import StepError
+from trncost.launch.base import Launcher, LaunchRequest
 from trncost.launch.support import LauncherKind
 from trncost.model.price import PriceKey
 from trncost.model.trial import Phase, TrialRun
+from trncost.settings import TrialStepSettings
+from trncost.store.plans import PlanStore, RunState
 from trncost.store.records import RecordStore
 from trncost.workflow import budget as b
 from trncost.workflow import gates as g
 from trncost.workflow.plan import RunSpec, TrialPlan
-from trncost.workflow.store import PlanStore, RunState
 
 log = logging.getLogger(__name__)
 
-TRAINING_ROLE_ENV = "TRNCOST_TRAINING_ROLE_ARN"
-INSTANCE_PROFILE_ENV = "TRNCOST_TRAINING_INSTANCE_PROFILE_ARN"
-AGENT_BUS_ENV = "TRNCOST_AGENT_BUS"
-DEFAULT_ENVS = (TRAINING_ROLE_ENV, INSTANCE_PROFILE_ENV, AGENT_BUS_ENV)
 RECORD_GRACE_S = 3600  # after a run's max time, how long its record may take to be ingested
 OUTCOMES = ("completed", "gate_failed", "budget_cap", "timeout")
-__all__ = ["TransientError", "LaunchRejected", "TrialSteps", "StepError"]
-
-
-class StepError(ValueError):
-    """The step was called with input it cannot act on (a bug in the definition or the plan)."""
+__all__ = ["PriceLookup", "TrialSteps", "price_lookup_from", "run_region"]
 
 
 def _now() -> datetime:
@@ -87,26 +82,7 @@ class TrialSteps:
     launchers: Callable[[LauncherKind], Launcher]
     prices: PriceLookup
     clock: Callable[[], datetime] = _now
-    defaults: Mapping[str, str] | None = None  # TRAINING_ROLE_ENV, INSTANCE_PROFILE_ENV, ...
-
-    @classmethod
-    def from_env(cls, table_name: str, env: Mapping[str, str] | None = None) -> TrialSteps:
-        from trncost.launch.adapters import launcher_for
-        from trncost.store.prices import PriceStore
-
-        env = os.environ if env is None else env
-        prices = PriceStore(table_name)
-        return cls(
-            plans=PlanStore(table_name),
-            records=RecordStore(table_name),
-            launchers=launcher_for,
-            prices=price_lookup_from(prices.latest),
-            defaults={
-                k: env[k]
-                for k in (TRAINING_ROLE_ENV, INSTANCE_PROFILE_ENV, AGENT_BUS_ENV)
-                if k in env
-            },
-        )
+    defaults: TrialStepSettings = field(default_factory=TrialStepSettings)  # role, profile, bus
 
     # -- dispatch ------------------------------------------------------------------------------
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,17 +182,17 @@ class TrialSteps:
 
     # -- launch ------------------------------------------------------------------------------
     def request(self, plan: TrialPlan, spec: RunSpec) -> LaunchRequest:
-        defaults = self.defaults or {}
+        defaults = self.defaults
         settings: dict[str, Any] = {}
         own = getattr(plan, plan.launcher.value)
         if own is not None:
             settings = own.model_dump(mode="json")
         if plan.launcher == LauncherKind.ec2:
             settings.setdefault("instance_profile_arn", None)
-            settings["instance_profile_arn"] = settings["instance_profile_arn"] or defaults.get(
-                INSTANCE_PROFILE_ENV
+            settings["instance_profile_arn"] = (
+                settings["instance_profile_arn"] or defaults.instance_profile_arn
             )
-            settings["agent_bus"] = settings.get("agent_bus") or defaults.get(AGENT_BUS_ENV)
+            settings["agent_bus"] = settings.get("agent_bus") or defaults.agent_bus
         return LaunchRequest(
             plan_id=plan.plan_id,
             workload_id=plan.workload_id,
@@ -233,7 +209,7 @@ class TrialSteps:
             hyperparameters=dict(plan.hyperparameters),
             image=plan.image,
             ami=plan.ami,
-            role_arn=plan.role_arn or defaults.get(TRAINING_ROLE_ENV),
+            role_arn=plan.role_arn or defaults.training_role_arn,
             settings=settings,
         )
 

@@ -102,7 +102,7 @@ class PlanStore(Repository):
             }
         )
 
-    def get(self, plan_id: str) -> PlanState | None:  # type: ignore[override]
+    def get(self, plan_id: str) -> PlanState | None:
         items = self.query_all(
             KeyConditionExpression=Key("pk").eq(plan_pk(plan_id)), ConsistentRead=True
         )
@@ -128,7 +128,7 @@ class PlanStore(Repository):
         )
 
     def plan(self, plan_id: str) -> TrialPlan | None:
-        item = super().get(plan_pk(plan_id), PLAN_SK)
+        item = self.item(plan_pk(plan_id), PLAN_SK)
         return TrialPlan.model_validate_json(item["plan"]) if item else None
 
     def _update(self, plan_id: str, at: str, **values: Any) -> None:
@@ -177,7 +177,7 @@ class PlanStore(Repository):
         return self.get_run(plan_id, run.index)
 
     def get_run(self, plan_id: str, index: int) -> RunState | None:
-        item = super().get(plan_pk(plan_id), run_sk(index))
+        item = self.item(plan_pk(plan_id), run_sk(index))
         return RunState.model_validate_json(item["run"]) if item else None
 
     def save_run(self, plan_id: str, run: RunState) -> None:
@@ -198,5 +198,5 @@ class PlanStore(Repository):
         )
 
     def get_gate(self, plan_id: str, phase: Phase, candidate_index: int) -> GateResult | None:
-        item = super().get(plan_pk(plan_id), gate_sk(phase, candidate_index))
+        item = self.item(plan_pk(plan_id), gate_sk(phase, candidate_index))
         return GateResult.model_validate_json(item["gate"]) if item else None

@@ -1,0 +1,51 @@
+"""Workloads, their trial records, and the ingests that could not become one."""
+
+from __future__ import annotations
+
+from trncost.api.context import Cursor, Id, Limit, router, services
+from trncost.api.schemas import Page, RejectedIngestView, TrialView, WorkloadView
+from trncost.model import TrialRun, Workload
+
+routes = router()
+
+
+# -- workloads --------------------------------------------------------------------------------
+@routes.post("/workloads", tags=["workloads"], responses={201: {"description": "created"}})
+def create_workload(workload: Workload) -> tuple[WorkloadView, int]:
+    return WorkloadView(workload=services().trials.create_workload(workload)), 201
+
+
+@routes.get("/workloads", tags=["workloads"])
+def list_workloads(limit: Limit = 50, cursor: Cursor = None) -> Page[Workload]:
+    page = services().trials.workloads(limit, cursor)
+    return Page[Workload](items=page.items, next_cursor=page.cursor)
+
+
+@routes.get("/workloads/<workload_id>", tags=["workloads"])
+def get_workload(workload_id: Id) -> WorkloadView:
+    return WorkloadView(workload=services().trials.workload(workload_id))
+
+
+# -- trials -----------------------------------------------------------------------------------
+@routes.post("/workloads/<workload_id>/trials", tags=["trials"])
+def import_trial(workload_id: Id, trial: TrialRun) -> tuple[TrialView, int]:
+    return TrialView(trial=services().trials.import_trial(workload_id, trial)), 201
+
+
+@routes.get("/workloads/<workload_id>/trials", tags=["trials"])
+def list_trials(workload_id: Id, limit: Limit = 50, cursor: Cursor = None) -> Page[TrialRun]:
+    page = services().trials.trials(workload_id, limit, cursor)
+    return Page[TrialRun](items=page.items, next_cursor=page.cursor)
+
+
+@routes.get("/trials/<trial_id>", tags=["trials"])
+def get_trial(trial_id: Id) -> TrialView:
+    return TrialView(trial=services().trials.trial(trial_id))
+
+
+# -- ingest -----------------------------------------------------------------------------------
+@routes.get("/ingest/rejected", tags=["trials"])
+def rejected_ingests(limit: Limit = 50) -> Page[RejectedIngestView]:
+    rejected = services().ingest.rejected(limit)
+    items = [RejectedIngestView.model_validate(r, from_attributes=True) for r in rejected]
+    return Page[RejectedIngestView](items=items)

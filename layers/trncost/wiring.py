@@ -1,0 +1,170 @@
+"""Builds the services from `Settings`, for the Lambdas, the local runtime and the CLI alike.
+
+One `Wiring` is one process's worth of adapters and services (a Lambda sandbox, the local
+runtime, a CLI command). Everything is built on first use and kept: the settings are read from
+the environment only when something needs them, a boto3 client is made only when a service
+first calls AWS, and each service module is imported only when that service is asked for — a
+Lambda imports what it uses and no more. Tests inject by passing settings or by assigning any
+part before it is first used:
+
+    services = Wiring(Settings(table_name=table))
+    services.collector = FakeCollector()       # the ingest service will use it
+    services.ingest.ingest(event)
+
+Each Lambda handler module holds its own `Wiring()` (a fresh sandbox: a fresh wiring); the API
+routes reach the wiring of the request they answer through `trncost.api.context`.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from trncost.settings import Settings, TrialStepSettings
+
+if TYPE_CHECKING:
+    from trncost.bus import EventPublisher
+    from trncost.pricing.client import PriceListClient
+    from trncost.services.comparisons import ComparisonService
+    from trncost.services.dead_letters import QueueOps
+    from trncost.services.estimates import EstimateService
+    from trncost.services.ingest import AwsCollector, IngestService
+    from trncost.services.snapshots import SnapshotService
+    from trncost.services.trial_plans import TrialPlanService
+    from trncost.services.trial_steps import TrialSteps
+    from trncost.services.trials import TrialService
+    from trncost.store.ingest import IngestStore
+    from trncost.store.plans import PlanStore
+    from trncost.store.prices import PriceStore
+    from trncost.store.records import RecordStore
+
+
+class Wiring:
+    def __init__(self, settings: Settings | None = None) -> None:
+        if settings is not None:
+            self.settings = settings
+
+    @cached_property
+    def settings(self) -> Settings:
+        return Settings.from_env()
+
+    # -- adapters ---------------------------------------------------------------------------
+    @cached_property
+    def records(self) -> RecordStore:
+        from trncost.store.records import RecordStore
+
+        return RecordStore(self.settings.table_name)
+
+    @cached_property
+    def prices(self) -> PriceStore:
+        from trncost.store.prices import PriceStore
+
+        return PriceStore(self.settings.table_name)
+
+    @cached_property
+    def claims(self) -> IngestStore:
+        from trncost.store.ingest import IngestStore
+
+        return IngestStore(self.settings.table_name)
+
+    @cached_property
+    def plans(self) -> PlanStore:
+        from trncost.store.plans import PlanStore
+
+        return PlanStore(self.settings.table_name)
+
+    @cached_property
+    def publisher(self) -> EventPublisher | None:
+        """trncost's own events, on the stage's bus (None: no bus configured)."""
+        from trncost.bus import EventPublisher
+
+        name = self.settings.bus_name
+        return EventPublisher(name) if name else None
+
+    @cached_property
+    def price_list(self) -> PriceListClient:
+        from trncost.pricing.client import PriceListClient
+
+        return PriceListClient(self.settings.price_list_region)
+
+    @cached_property
+    def collector(self) -> AwsCollector:
+        from trncost.services.ingest import AwsCollector
+
+        return AwsCollector()
+
+    @cached_property
+    def trial_step_settings(self) -> TrialStepSettings:
+        return TrialStepSettings.from_env()
+
+    # -- services ---------------------------------------------------------------------------
+    @cached_property
+    def estimates(self) -> EstimateService:
+        from trncost.services.estimates import EstimateService
+
+        return EstimateService(self.records, self.prices)
+
+    @cached_property
+    def trials(self) -> TrialService:
+        from trncost.services.trials import TrialService
+
+        return TrialService(self.records)
+
+    @cached_property
+    def comparisons(self) -> ComparisonService:
+        from trncost.services.comparisons import ComparisonService
+
+        return ComparisonService(self.trials, self.estimates)
+
+    @cached_property
+    def snapshots(self) -> SnapshotService:
+        from trncost.services.snapshots import SnapshotService
+
+        settings = self.settings
+        return SnapshotService(
+            store=self.prices,
+            price_list=self.price_list,
+            publisher=self.publisher,
+            catalog=settings.catalog,
+            live_prices=settings.live_prices,
+        )
+
+    @cached_property
+    def ingest(self) -> IngestService:
+        from trncost.services.ingest import IngestService
+
+        return IngestService(
+            records=self.records,
+            claims=self.claims,
+            collector=self.collector,
+            publisher=self.publisher,
+        )
+
+    @cached_property
+    def trial_plans(self) -> TrialPlanService:
+        from trncost.services.trial_plans import TrialPlanService
+
+        # its Step Functions client is made when a plan is first started or described
+        return TrialPlanService(
+            self.plans, self.records, state_machine_arn=self.settings.state_machine_arn
+        )
+
+    @cached_property
+    def trial_steps(self) -> TrialSteps:
+        from trncost.launch.adapters import launcher_for
+        from trncost.services.trial_steps import TrialSteps, price_lookup_from
+
+        return TrialSteps(
+            plans=self.plans,
+            records=self.records,
+            launchers=launcher_for,
+            prices=price_lookup_from(self.prices.latest),
+            defaults=self.trial_step_settings,
+        )
+
+    # -- the CLI ----------------------------------------------------------------------------
+    def dead_letters(self, region: str | None = None, endpoint_url: str | None = None) -> QueueOps:
+        """Dead-letter queue operations (`trncost dlq`): no settings needed, any region."""
+        from trncost.services.dead_letters import QueueOps
+
+        return QueueOps(region=region, endpoint_url=endpoint_url)
