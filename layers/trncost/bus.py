@@ -42,4 +42,4 @@ class EventPublisher:
         entry = response["Entries"][0]
         if response.get("FailedEntryCount") or "EventId" not in entry:
             raise PublishFailed(f"{entry.get('ErrorCode')}: {entry.get('ErrorMessage')}")
-        return entry["EventId"]
+        return str(entry["EventId"])

@@ -252,6 +252,16 @@ class TrncostClient:
     def post_json(self, path: str, body: Any) -> Any:
         return self._json(self.request("POST", path, body=body))
 
+    def get_object(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """GET a route that answers a JSON object."""
+        found: dict[str, Any] = self.get_json(path, query)
+        return found
+
+    def post_object(self, path: str, body: Any) -> dict[str, Any]:
+        """POST to a route that answers a JSON object."""
+        found: dict[str, Any] = self.post_json(path, body)
+        return found
+
     def _json(self, response: Response) -> Any:
         try:
             return response.json()
@@ -284,22 +294,22 @@ class TrncostClient:
 
     # -- the API, by route ----------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        return self.get_json("/health")
+        return self.get_object("/health")
 
     def workloads(self, *, page_size: int | None = None) -> list[dict[str, Any]]:
         return list(self.paginate("/workloads", limit=page_size))
 
     def create_workload(self, workload: Mapping[str, Any]) -> dict[str, Any]:
-        return self.post_json("/workloads", workload)
+        return self.post_object("/workloads", workload)
 
     def import_trial(self, workload_id: str, trial: Mapping[str, Any]) -> dict[str, Any]:
-        return self.post_json(f"/workloads/{_seg(workload_id)}/trials", trial)
+        return self.post_object(f"/workloads/{_seg(workload_id)}/trials", trial)
 
     def create_estimate(self, workload_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
-        return self.post_json(f"/workloads/{_seg(workload_id)}/estimates", request)
+        return self.post_object(f"/workloads/{_seg(workload_id)}/estimates", request)
 
     def estimate(self, estimate_id: str, version: int | None = None) -> dict[str, Any]:
-        return self.get_json(f"/estimates/{_seg(estimate_id)}", {"version": version})
+        return self.get_object(f"/estimates/{_seg(estimate_id)}", {"version": version})
 
     def report_html(self, estimate_id: str, version: int | None = None) -> str:
         response = self.request(
@@ -315,7 +325,7 @@ class TrncostClient:
         return response.text
 
     def latest_snapshot(self) -> dict[str, Any]:
-        return self.get_json("/prices/snapshots/latest")
+        return self.get_object("/prices/snapshots/latest")
 
     def take_snapshot(
         self, saved_price_list: Any = None, note: str | None = None
@@ -325,7 +335,7 @@ class TrncostClient:
             body["saved_price_list"] = saved_price_list
         if note is not None:
             body["note"] = note
-        return self.post_json("/prices/snapshots", body)
+        return self.post_object("/prices/snapshots", body)
 
 
 def _seg(value: str) -> str:

@@ -133,7 +133,8 @@ def parse_item(item: str | dict[str, Any]) -> Product:
         raise PriceListItemError("product.attributes is not an object", sku)
     # A product whose prices are unusable is still identified, so the rejection can be
     # reported against the price key it would have answered.
-    error, on_demand = None, ()
+    error: str | None = None
+    on_demand: tuple[OnDemandTerm, ...] = ()
     try:
         terms = item.get("terms") or {}
         if not isinstance(terms, dict):

@@ -196,7 +196,9 @@ class AwsCollector:
         instance_type = ctx.instance_type or (facts.instance_type if facts else None)
         if not instance_type:
             raise UnusableEvent(f"job {ctx.job_id} does not say its instance type")
-        accelerator = Candidate.model_construct(instance_type=instance_type).accelerator
+        accelerator = Candidate.model_construct(
+            instance_type=instance_type, instance_count=1, region=ctx.region
+        ).accelerator
         reader = self.metrics(ctx.region)
         queries = trial_queries(ctx.trial_id, workload.quality_gate.metric, accelerator)
         series = reader.read(queries, *window)

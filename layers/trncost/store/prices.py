@@ -136,9 +136,7 @@ class PriceStore(Repository):
         return self.get_snapshot(pointer["snapshot_id"]) if pointer else None
 
     def _meta(self, snapshot_id: str) -> dict[str, Any] | None:
-        return self.table.get_item(
-            Key={"pk": snapshot_pk(snapshot_id), "sk": SNAPSHOT_META_SK}, ConsistentRead=True
-        ).get("Item")
+        return self.item(snapshot_pk(snapshot_id), SNAPSHOT_META_SK)
 
     def get_snapshot(self, snapshot_id: str) -> PriceSnapshot | None:
         """A stored snapshot. Snapshots never change, so each is read once per process."""

@@ -68,7 +68,8 @@ def render(substitutions: Mapping[str, Any], text: str | None = None) -> str:
 
 
 def definition(substitutions: Mapping[str, Any]) -> dict[str, Any]:
-    return json.loads(render(substitutions))
+    parsed: dict[str, Any] = json.loads(render(substitutions))
+    return parsed
 
 
 def substitutions(

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
@@ -215,8 +216,8 @@ class TrialPlan(DomainModel):
         return Platform.sagemaker if self.launcher == LauncherKind.sagemaker else Platform.ec2
 
     def steps_of(self, phase: Phase) -> int:
-        settings = getattr(self, phase.value)
-        return settings.steps
+        steps: int = getattr(self, phase.value).steps
+        return steps
 
     def schedule_specs(self) -> list[tuple[Phase, int, int, int]]:
         """(phase, candidate index, run number (1-based), instance count) in run order."""
@@ -281,7 +282,7 @@ def trial_id(plan_id: str, phase: Phase, candidate_index: int, count: int, run: 
     return f"{plan_id}-{phase.value}-c{candidate_index}-n{count}-r{run}"
 
 
-def derive_plan_id(body: dict) -> str:
+def derive_plan_id(body: Mapping[str, Any]) -> str:
     """A plan id from the request's content: the same request names the same plan."""
     raw = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     return "plan-" + hashlib.sha256(raw.encode()).hexdigest()[:20]

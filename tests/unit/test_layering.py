@@ -1,0 +1,109 @@
+"""House rules of the layers: handler → service (one use case) → pure engine and adapters.
+
+- the API (trncost.api) is routes over services: it imports services, schemas, errors, the
+  wiring and the domain models, never a store, the engine, an AWS adapter or boto3;
+- a Lambda handler calls public methods of its services only;
+- every environment variable is read in trncost.settings (the CLI's flags and the environment
+  it gives child processes aside; the local runtime sets, never reads, its handlers').
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import trncost
+
+PACKAGE = Path(trncost.__file__).parent
+LAMBDAS = PACKAGE.parent.parent / "lambdas"
+API_FORBIDDEN = (
+    "trncost.store",
+    "trncost.estimate",
+    "trncost.pricing",
+    "trncost.metrics",
+    "trncost.launch",
+    "trncost.bus",
+    "boto3",
+    "botocore",
+)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def _is_under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_the_api_imports_services_never_stores_the_engine_or_boto3() -> None:
+    files = sorted((PACKAGE / "api").glob("*.py"))
+    assert len(files) >= 6
+    for path in files:
+        for line, module in _imports(path):
+            bad = [p for p in API_FORBIDDEN if _is_under(module, p)]
+            assert not bad, f"api/{path.name}:{line} imports {module}"
+
+
+def test_handlers_call_no_private_member() -> None:
+    handlers = sorted(LAMBDAS.glob("*/handler.py"))
+    assert len(handlers) == 5
+    for path in handlers:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+                dunder = node.attr.startswith("__") and node.attr.endswith("__")
+                assert dunder, f"{path.parent.name}/handler.py:{node.lineno} uses .{node.attr}"
+        for line, module in _imports(path):
+            assert not _is_under(module, "trncost.store"), f"{path}:{line} imports {module}"
+
+
+def _environ_uses(path: Path) -> list[tuple[int, str]]:
+    """(line, what) for every os.environ / os.getenv / os.putenv in a module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    uses = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in ("environ", "getenv", "putenv", "environb")
+        ):
+            parent = parents.get(node)
+            method = parent.attr if isinstance(parent, ast.Attribute) else ""
+            uses.append((node.lineno, f"os.{node.attr}" + (f".{method}" if method else "")))
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            names = {a.name for a in node.names} & {"environ", "getenv", "putenv"}
+            uses += [(node.lineno, f"from os import {n}") for n in sorted(names)]
+    return uses
+
+
+# Who else may touch the environment, and how.
+ENVIRONMENT_EXCEPTIONS = {
+    "settings.py": None,  # reads every variable: the point of it
+    "local/runtime.py": {"os.environ.update"},  # sets the in-process handlers' environment
+}
+# The CLI (its flags' defaults, its child processes' environment) and the agent (its settings
+# move into trncost.settings with the CLI's split) are checked by their own tests.
+NOT_CHECKED_HERE = ("cli", "agent")
+
+
+def test_only_settings_reads_the_environment() -> None:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.split("/")[0].removesuffix(".py") in NOT_CHECKED_HERE:
+            continue
+        uses = _environ_uses(path)
+        if rel in ENVIRONMENT_EXCEPTIONS:
+            allowed = ENVIRONMENT_EXCEPTIONS[rel]
+            uses = [u for u in uses if allowed is not None and u[1] not in allowed]
+        assert not uses, f"{rel} touches the environment: {uses}"
