@@ -1,7 +1,9 @@
-"""Builds the services from `Settings`, for the Lambdas, the local runtime and the CLI alike.
+"""Builds the services from `Settings`, for the Lambdas and the local runtime alike (the CLI's
+`serve` runs the latter; its `dlq` commands need no settings, and their module is not in the
+Lambda layer, so they build their queue operations themselves).
 
 One `Wiring` is one process's worth of adapters and services (a Lambda sandbox, the local
-runtime, a CLI command). Everything is built on first use and kept: the settings are read from
+runtime). Everything is built on first use and kept: the settings are read from
 the environment only when something needs them, a boto3 client is made only when a service
 first calls AWS, and each service module is imported only when that service is asked for — a
 Lambda imports what it uses and no more. Tests inject by passing settings or by assigning any
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
     from trncost.bus import EventPublisher
     from trncost.pricing.client import PriceListClient
     from trncost.services.comparisons import ComparisonService
-    from trncost.services.dead_letters import QueueOps
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
     from trncost.services.snapshots import SnapshotService
@@ -161,10 +162,3 @@ class Wiring:
             prices=price_lookup_from(self.prices.latest),
             defaults=self.trial_step_settings,
         )
-
-    # -- the CLI ----------------------------------------------------------------------------
-    def dead_letters(self, region: str | None = None, endpoint_url: str | None = None) -> QueueOps:
-        """Dead-letter queue operations (`trncost dlq`): no settings needed, any region."""
-        from trncost.services.dead_letters import QueueOps
-
-        return QueueOps(region=region, endpoint_url=endpoint_url)

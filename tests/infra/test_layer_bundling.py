@@ -207,7 +207,7 @@ def test_the_layer_leaves_out_what_only_the_cli_and_local_runs_use(layer_site: P
 def test_no_handler_imports_a_module_left_out_of_the_layer(layer_site: Path) -> None:
     # Given every module the handlers import, even lazily, followed through the source tree
     reached, _ = _reached(LAYERS_DIR, HANDLERS)
-    assert {"trncost.settings", "trncost.api.app", "trncost.workflow.steps"} <= reached
+    assert {"trncost.settings", "trncost.api.app", "trncost.services.trial_steps"} <= reached
     # Then none is left out of the layer, and the layer has each of them
     assert sorted(m for m in reached if _left_out(m)) == []
     missing = sorted(m for m in reached if _module_file(layer_site, m) is None)
@@ -262,7 +262,7 @@ def test_every_handler_imports_with_the_layer_alone(layer_site: Path) -> None:
     assert done.returncode == 0, done.stderr
     # Then each trncost module it loaded came from the layer, and none is one left out
     loaded: dict[str, str | None] = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "trncost.api.app" in loaded and "trncost.workflow.steps" in loaded
+    assert "trncost.api.app" in loaded and "trncost.services.trial_steps" in loaded
     outside = {
         name: file
         for name, file in loaded.items()

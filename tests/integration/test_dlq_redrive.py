@@ -15,10 +15,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from trncost.cli import dlq as cli_dlq
 from trncost.cli import main
 from trncost.errors import OpsError
 from trncost.services.dead_letters import QueueOps, is_dead_letter_name
-from trncost.wiring import Wiring
 
 ACCOUNT = "123456789012"
 URL = f"https://sqs.us-east-1.amazonaws.com/{ACCOUNT}"
@@ -234,9 +234,9 @@ def stubbed(monkeypatch) -> tuple[Stubber, Any]:
     client = boto3.client("sqs", region_name="us-east-1")
     stub = Stubber(client)
     monkeypatch.setattr(
-        Wiring,
-        "dead_letters",
-        lambda self, region=None, endpoint_url=None: QueueOps(
+        cli_dlq,
+        "QueueOps",
+        lambda region=None, endpoint_url=None: QueueOps(
             region, client=client, sleep=lambda _s: None
         ),
     )

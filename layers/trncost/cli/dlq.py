@@ -2,9 +2,9 @@
 
 They talk to SQS with the default AWS credentials (--region, --endpoint-url, or
 $AWS_ENDPOINT_URL_SQS for the local runtime's embedded AWS). `redrive` starts an SQS message
-move task (--wait follows it); --by-copy receives, re-sends and deletes instead. The queue
-operations come from `trncost.wiring.Wiring.dead_letters` when a command runs (tests replace
-it there).
+move task (--wait follows it); --by-copy receives, re-sends and deletes instead. `QueueOps` is
+looked up in this module when a command runs (tests replace it here). It needs no settings,
+and it is not in the Lambda layer, so it is built here rather than by `trncost.wiring`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from rich.table import Table
 from trncost.cli.output import Command, SubParsers, fail, print_json
 from trncost.errors import OpsError
 from trncost.services.dead_letters import MoveTask, QueueOps, arn_name
-from trncost.wiring import Wiring
 
 DLQ_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("queue", "left"),
@@ -28,7 +27,7 @@ DLQ_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
 
 
 def _ops(args: argparse.Namespace) -> QueueOps:
-    return Wiring().dead_letters(args.region, args.endpoint_url)
+    return QueueOps(region=args.region, endpoint_url=args.endpoint_url)
 
 
 def _ops_command(command: Command) -> Command:
