@@ -84,7 +84,11 @@ def _context(
     job_arn: str | None,
     status: str,
     tags: dict[str, str],
-    **facts: Any,
+    *,
+    instance_type: str | None,
+    instance_count: int | None,
+    started_at: datetime | None,
+    ended_at: datetime | None,
 ) -> JobContext:
     try:
         fields = read_tags(tags, job_id, source)
@@ -98,8 +102,11 @@ def _context(
         region=str(event.get("region") or ""),
         account=event.get("account"),
         event_time=_time(event.get("time")) or datetime.now(UTC),
+        instance_type=instance_type,
+        instance_count=instance_count,
+        started_at=started_at,
+        ended_at=ended_at,
         **fields,
-        **facts,  # type: ignore[arg-type]
     )
 
 

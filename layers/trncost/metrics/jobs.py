@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import TypedDict
 
 from trncost.errors import JobTagError
 from trncost.model.trial import Phase, TimingScope
@@ -97,7 +98,20 @@ class JobContext:
         return f"{self.source}#{self.region}#{self.job_id}#{self.status}"
 
 
-def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> dict[str, object]:
+class TagFields(TypedDict):
+    """The JobContext fields a job's tags give."""
+
+    workload_id: str
+    phase: Phase
+    trial_id: str
+    plan_id: str | None
+    run: str | None
+    code_version: str | None
+    dataset_id: str | None
+    timing_scope: TimingScope
+
+
+def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> TagFields:
     """The trncost fields from a job's tags (or Batch parameters, already renamed)."""
     workload = tags.get(WORKLOAD_TAG)
     if not workload:
@@ -121,13 +135,13 @@ def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> dict[str,
                 f"use a subset of {','.join(SCOPE_FIELDS)}"
             )
     trial_id = tags.get(TRIAL_TAG) or f"{source}-{re.sub(r'[^A-Za-z0-9._:+-]', '-', job_id)}"
-    return {
-        "workload_id": workload,
-        "phase": phase,
-        "trial_id": trial_id[:128],
-        "plan_id": tags.get(PLAN_TAG),
-        "run": tags.get(RUN_TAG),
-        "code_version": tags.get(CODE_VERSION_TAG),
-        "dataset_id": tags.get(DATASET_TAG),
-        "timing_scope": TimingScope(**{f: f in included for f in SCOPE_FIELDS}),
-    }
+    return TagFields(
+        workload_id=workload,
+        phase=phase,
+        trial_id=trial_id[:128],
+        plan_id=tags.get(PLAN_TAG),
+        run=tags.get(RUN_TAG),
+        code_version=tags.get(CODE_VERSION_TAG),
+        dataset_id=tags.get(DATASET_TAG),
+        timing_scope=TimingScope(**{f: f in included for f in SCOPE_FIELDS}),
+    )
