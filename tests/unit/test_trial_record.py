@@ -17,13 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import trncost.metrics.quantities as quantities_module
+import trncost.metrics.readings as readings_module
 import trncost.metrics.record as record_module
 from factories import workload
 from trncost.errors import RecordError
 from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import MetricQuery, Series
 from trncost.metrics.jobs import JobContext, JobSource
-from trncost.metrics.record import DEFAULT_WARMUP_EXCLUSION_S, build_trial_record
+from trncost.metrics.quantities import DEFAULT_WARMUP_EXCLUSION_S
+from trncost.metrics.record import build_trial_record
 from trncost.metrics.sagemaker import facts_from_description
 from trncost.model import Phase, TimingScope, TrialStatus, WorkUnit
 
@@ -540,6 +543,152 @@ def test_custom_metrics_and_log_bytes_are_usage():
 
 
 # ---------------------------------------------------------------------------------------------
+# Rules the worked examples above do not reach (found by the characterization run of issue 11:
+# each holds on the record builder before and after its split).
+# ---------------------------------------------------------------------------------------------
+def sagemaker_ctx(**kw) -> JobContext:
+    kw.setdefault("instance_type", "ml.trn1.32xlarge")
+    return ctx(JobSource.sagemaker, kw.pop("status", "Completed"), start=None, **kw)
+
+
+def test_an_incomplete_series_is_noted_once():
+    # The rate series is looked for several times (own unit, then converted): one note.
+    partial = s(n.TOKENS_PER_SECOND.key, [(10, 1_000)], status="PartialData")
+    trial, notes = build_trial_record(ctx(), workload(), {n.TOKENS_PER_SECOND.key: partial})
+    note = (
+        "tokens_per_second: CloudWatch returned PartialData (no message); treated as not measured"
+    )
+    assert notes.count(note) == 1
+    assert trial.work.done == 0 and trial.steady_throughput_samples == []
+
+
+def test_describe_training_job_overrides_the_event_and_says_so():
+    facts = facts_from_description(sagemaker_description("Failed"))
+    c = sagemaker_ctx(instance_type="ml.trn1.2xlarge", count=2)
+    trial, notes = build_trial_record(c, workload(), {}, facts)
+    assert (trial.candidate.instance_type, trial.candidate.instance_count) == (
+        "ml.trn1.32xlarge",
+        4,
+    )
+    assert trial.status == TrialStatus.completed  # the event's status is recorded
+    assert (
+        "the event says Completed but DescribeTrainingJob says Failed; recorded the event's status"
+        in notes
+    )
+    assert (
+        "instance type: the event says ml.trn1.2xlarge, DescribeTrainingJob ml.trn1.32xlarge; "
+        "used DescribeTrainingJob's" in notes
+    )
+    assert (
+        "instance count: the event says 2, DescribeTrainingJob 4; used DescribeTrainingJob's"
+        in notes
+    )
+
+
+def test_a_heterogeneous_cluster_is_an_error():
+    d = sagemaker_description()
+    d["ResourceConfig"] = {
+        "InstanceGroups": [
+            {"InstanceType": "ml.trn1.32xlarge", "InstanceCount": 3},
+            {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 1},
+        ]
+    }
+    with pytest.raises(RecordError, match="heterogeneous cluster"):
+        build_trial_record(sagemaker_ctx(), workload(), {}, facts_from_description(d))
+
+
+def test_an_invalid_candidate_is_an_error():
+    with pytest.raises(RecordError, match="not a valid candidate"):
+        build_trial_record(ctx(instance_type="trn2 48xlarge"), workload(), {})
+
+
+def test_a_job_for_another_workload_is_an_error():
+    with pytest.raises(RecordError, match="is for wl-1, not wl-2"):
+        build_trial_record(ctx(), workload(workload_id="wl-2"), {})
+
+
+def test_a_record_that_does_not_validate_is_an_error():
+    # A blank code version tag is not absent (no fallback) and not a valid name either.
+    with pytest.raises(RecordError, match="the record does not validate"):
+        build_trial_record(ctx(code_version="  "), workload(), {})
+
+
+def test_without_an_ended_training_transition_the_event_clock_is_used():
+    d = sagemaker_description()
+    d["SecondaryStatusTransitions"] = [
+        {"Status": "Starting", "StartTime": ms(0), "EndTime": ms(3)},
+        {"Status": "Training", "StartTime": ms(3)},
+    ]
+    c = ctx(JobSource.sagemaker, "Completed", instance_type="ml.trn1.32xlarge")
+    trial, notes = build_trial_record(c, workload(), {}, facts_from_description(d))
+    assert "DescribeTrainingJob has no ended Training transition" in notes
+    assert (trial.wall.steady_s, trial.wall.other_s) == (7_200, None)  # the event's 12:00–14:00
+
+
+def test_without_start_and_end_there_is_no_clock_to_cover():
+    series = {n.TOKENS_PER_SECOND.key: s(n.TOKENS_PER_SECOND.key, every_minute(0, 119, 1_000))}
+    trial, notes = build_trial_record(ctx(start=None, end=None), workload(), series)
+    assert (
+        "the job's start and end are unknown: no wall clock, steady time 0 (unusable for "
+        "throughput)" in notes
+    )
+    assert trial.wall.steady_s == 0 and trial.work.done == 0
+    assert any("no training clock to cover; work 0" in x for x in notes)
+    assert not trial.usable_for_throughput
+
+
+def test_an_agent_that_says_diverged_gets_no_second_note():
+    series = {n.NON_FINITE_LOSS.key: s(n.NON_FINITE_LOSS.key, [(60, 1)])}
+    trial, notes = build_trial_record(ctx(status="diverged"), workload(), series)
+    assert trial.status == TrialStatus.diverged
+    assert not any(x.startswith("the loss went non-finite") for x in notes)
+
+
+def test_work_counted_in_another_unit_with_a_converted_rate():
+    # Target in tokens, work counted in steps; the only rate is in samples: 1,024 samples/s
+    # = 2 steps/s at 512 samples per step (factor 4,096 / (512 × 4,096) = 1/512).
+    wl = workload(samples_per_step=512)
+    series = {
+        n.WORK_DONE[WorkUnit.steps].key: s(n.WORK_DONE[WorkUnit.steps].key, [(119, 14_000)]),
+        n.SAMPLES_PER_SECOND.key: s(n.SAMPLES_PER_SECOND.key, every_minute(0, 119, 1_024)),
+        n.TRAINING_LOSS.key: s(n.TRAINING_LOSS.key, [(60, 2.0)]),
+        n.FAILURES.key: s(n.FAILURES.key, [(60, 0)]),
+    }
+    trial, notes = build_trial_record(ctx(), wl, series)
+    assert "work counted in steps (no tokens counter published)" in notes
+    assert trial.work.unit == WorkUnit.steps
+    assert trial.work.done == trial.work.quality_meeting == 14_000
+    assert trial.steady_throughput_samples == [2.0] * 110  # minutes 10–119 (10 min warm-up)
+
+
+def test_zero_rate_periods_are_dropped_and_counted():
+    rate = every_minute(0, 119, lambda m: 0 if m in (30, 31, 32) else 1_000)
+    series = {
+        n.TOKENS_PER_SECOND.key: s(n.TOKENS_PER_SECOND.key, rate),
+        n.WARMUP_SECONDS.key: s(n.WARMUP_SECONDS.key, [(0, 60)]),
+    }
+    trial, notes = build_trial_record(ctx(), workload(), series)
+    assert "3 steady period(s) at zero rate dropped" in notes
+    assert trial.steady_throughput_samples == [1_000.0] * 116  # 119 after the warm-up, − 3
+
+
+def test_sagemaker_billed_zero_is_not_known():
+    facts = facts_from_description(sagemaker_description(billable=0))
+    trial, notes = build_trial_record(sagemaker_ctx(), workload(), {}, facts)
+    assert trial.billed_instance_seconds is None
+    assert "SageMaker billed 0 s: recorded as not known (the record needs > 0)" in notes
+
+
+def test_a_fit_phase_trial_is_not_usable_for_throughput():
+    facts = facts_from_description(sagemaker_description())
+    trial, notes = build_trial_record(
+        sagemaker_ctx(phase=Phase.fit), workload(), clean_series(), facts
+    )
+    assert trial.status == TrialStatus.completed and trial.work.quality_meeting > 0
+    assert "not usable for throughput: fit phase" in notes
+
+
+# ---------------------------------------------------------------------------------------------
 # Properties.
 # ---------------------------------------------------------------------------------------------
 @settings(max_examples=200, deadline=None)
@@ -625,8 +774,9 @@ def test_record_invariants(
 # ---------------------------------------------------------------------------------------------
 # House rule: the record builder is pure.
 # ---------------------------------------------------------------------------------------------
-def test_record_module_is_pure():
-    path = Path(record_module.__file__)
+@pytest.mark.parametrize("module", [record_module, quantities_module, readings_module])
+def test_record_module_is_pure(module):
+    path = Path(module.__file__)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     forbidden = {"boto3", "botocore", "os", "time", "random", "socket", "subprocess", "io"}
     for node in ast.walk(tree):
