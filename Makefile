@@ -50,8 +50,9 @@ run: $(VENV_STAMP) ## serve the API locally on http://127.0.0.1:8080 (embedded A
 test: export AWS_DEFAULT_REGION := us-east-1
 test: export AWS_ACCESS_KEY_ID := testing
 test: export AWS_SECRET_ACCESS_KEY := testing
-test: $(VENV_STAMP) $(CHROMIUM_STAMP) ## lint, then run the test suite (PYTEST_ARGS="-m infra" etc.)
+test: $(VENV_STAMP) $(CHROMIUM_STAMP) ## lint, type-check, then run the test suite (PYTEST_ARGS="-m infra" etc.)
 	$(VENV)/bin/ruff check --quiet .
+	$(MAKE) --no-print-directory typecheck
 	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(VENV_STAMP) ## print the benchmark figures (estimate time, price snapshot calls and time)
@@ -75,7 +76,7 @@ lint: $(VENV_STAMP) ## ruff
 
 typecheck: $(VENV_STAMP) ## mypy (pydantic plugin; strict on model, estimate, services, store, errors)
 	$(VENV)/bin/mypy
-	for h in lambdas/*/handler.py; do $(VENV)/bin/mypy --no-error-summary "$$h" || exit 1; done
+	@for h in lambdas/*/handler.py; do $(VENV)/bin/mypy --no-error-summary "$$h" || exit 1; done
 
 clean: ## remove .venv, node_modules, cdk.out and stamps
 	rm -rf $(VENV) node_modules cdk.out .pytest_cache .ruff_cache .hypothesis

@@ -66,8 +66,7 @@ LAYER_LEFT_OUT: tuple[str, ...] = (
     f"{PACKAGE}/local",  # the embedded runtime for `make run` and tests
     f"{PACKAGE}/cli",  # the `trncost` command
     f"{PACKAGE}/client.py",  # the CLI's HTTP client of the API
-    f"{PACKAGE}/services/dead_letters.py",  # dead-letter operations (the CLI's) ...
-    f"{PACKAGE}/ops.py",  # ... and the module they were in before issue 11
+    f"{PACKAGE}/services/dead_letters.py",  # dead-letter operations (the CLI's)
 )
 # Paths under LAYERS_DIR that are not shipped. Used both to fingerprint the asset (so its hash
 # changes with the package source and requirements, and not with caches) and to copy it.

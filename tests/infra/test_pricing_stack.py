@@ -391,7 +391,6 @@ def test_layer_copy_leaves_out_agent_local_cli_and_caches(tmp_path: Path) -> Non
         "trncost/cli/__init__.py",
         "trncost/cli/main.py",
         "trncost/client.py",
-        "trncost/ops.py",
         "trncost/services/dead_letters.py",
         "trncost/__pycache__/events.cpython-311.pyc",
         "trncost/estimate/__pycache__/engine.cpython-311.pyc",

@@ -40,4 +40,4 @@ def serving(wiring: Wiring) -> Iterator[None]:
 
 
 def router() -> Router:
-    return Router()  # type: ignore[no-untyped-call]  # Powertools' Router() is unannotated
+    return Router()

@@ -58,7 +58,7 @@ def list_versions(estimate_id: Id) -> Versions:
 
 # The HTML routes carry no return annotation: Powertools would document it as a JSON schema.
 @routes.get("/estimates/<estimate_id>/report", tags=["estimates"])
-def report(estimate_id: Id, version: Version = None):  # type: ignore[no-untyped-def]
+def report(estimate_id: Id, version: Version = None):
     page = services().estimates.report(estimate_id, version)
     return Response(status_code=200, content_type=HTML, body=page)
 
@@ -73,7 +73,7 @@ def compare(workload_id: Id, request: ComparisonRequest) -> Analysis:
 
 
 @routes.post("/workloads/<workload_id>/comparisons/report", tags=["estimates"])
-def compare_report(workload_id: Id, request: ComparisonRequest):  # type: ignore[no-untyped-def]
+def compare_report(workload_id: Id, request: ComparisonRequest):
     """The same analysis as a self-contained HTML page (decision, ranking, ranges, tornado,
     scaling curves)."""
     page = services().comparisons.report(workload_id, request)
