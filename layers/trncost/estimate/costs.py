@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from trncost.estimate.evidence import Evidence, Measured
+from trncost.estimate.evidence import Evidence
 from trncost.estimate.ledger import Ledger
+from trncost.estimate.measured import Measured
 from trncost.estimate.money import (
     HOURS_PER_MONTH,
     dec,

@@ -8,17 +8,19 @@ in with a default.
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Sequence
 
 from trncost.errors import DomainError, MissingEvidence
 from trncost.estimate.ledger import Ledger
+from trncost.estimate.measured import (
+    Measured,
+    measurement,
+)
 from trncost.estimate.mfu import mfu_check
+from trncost.estimate.readings import TrialReadings
 from trncost.model.analysis import ScalingFit
 from trncost.model.candidate import Candidate
-from trncost.model.provenance import Pending, TrialMeasurement, UserAssumption, measured
+from trncost.model.provenance import UserAssumption
 from trncost.model.trial import Phase, TrialRun
 from trncost.model.workload import Workload
 
@@ -27,44 +29,7 @@ MIN_FIT_COUNTS = 3  # instance counts a scaling fit needs (trncost.estimate.scal
 EXTRAPOLATION_LIMIT = 2.0  # beyond 2× the largest measured count the estimate says so
 
 
-V = TypeVar("V", bound=float | None, covariant=True)
-
-
-@dataclass(frozen=True)
-class Measured(Generic[V]):
-    """A value and the input-table row that holds it.
-
-    `Measured[float]` always holds a value; `Measured[float | None]` may be not measured (None).
-    """
-
-    value: V
-    row_id: str
-
-
-MaybeMeasured = Measured[float | None]
-
-
-def _measured_values(
-    trials: Iterable[TrialRun], get: Callable[[TrialRun], float | None]
-) -> list[float]:
-    """What `get` reads from each trial, skipping the trials where it was not measured."""
-    return [v for t in trials if (v := get(t)) is not None]
-
-
-def _measurement(trials: Sequence[TrialRun], metric: str) -> TrialMeasurement:
-    return measured(
-        [t.trial_id for t in trials],
-        metric,
-        sorted({t.code_version for t in trials}),
-        sorted({t.dataset_id for t in trials}),
-    )
-
-
-def _not_measured(metric: str) -> Pending:
-    return Pending(reason=f"{metric} not measured in any trial of this candidate")
-
-
-class Evidence:
+class Evidence(TrialReadings):
     """The trials of one workload on one instance type and platform, read for the engine."""
 
     def __init__(
@@ -325,7 +290,7 @@ class Evidence:
             f"throughput at {count} instances ({phase} trials)",
             value,
             f"{unit}/s",
-            _measurement(used, "Σ quality-meeting work / Σ (steady + data-wait seconds)"),
+            measurement(used, "Σ quality-meeting work / Σ (steady + data-wait seconds)"),
         )
         samples = [s * self._factor[t.trial_id] for t in used for s in t.steady_throughput_samples]
         if len(samples) >= 2:
@@ -337,7 +302,7 @@ class Evidence:
                 "steady throughput variation (CV)",
                 cv,
                 None,
-                _measurement(used, "stdev / mean of steady samples"),
+                measurement(used, "stdev / mean of steady samples"),
             )
         effective = work / sum(t.wall.total_s for t in used)
         self.ledger.row(
@@ -345,271 +310,9 @@ class Evidence:
             "trial effective throughput (quality work / end-to-end wall)",
             effective,
             f"{unit}/s",
-            _measurement(used, "Σ quality-meeting work / Σ end-to-end wall seconds"),
+            measurement(used, "Σ quality-meeting work / Σ end-to-end wall seconds"),
         )
         return Measured(value, row)
-
-    # -- one-time and periodic costs in time ----------------------------------------------
-    def compile_s(self, expect_cache_hit: bool) -> MaybeMeasured:
-        measured = [
-            t for t in self.trials if t.timing_scope.compile and t.wall.compile_s is not None
-        ]
-        matching = [t for t in measured if t.wall.compile_cache_hit is expect_cache_hit]
-        label = "hit" if expect_cache_hit else "miss"
-        if measured and not matching:
-            self.ledger.warn(
-                "compile_cache_unmatched",
-                f"no trial measured a compile with a cache {label}; using every measured compile",
-            )
-        used = matching or measured
-        return self._mean(
-            used,
-            lambda t: t.wall.compile_s,
-            "time:compile_s",
-            f"one-time compile (cache {label})",
-            "s",
-            "compile_not_measured",
-            "compile time",
-        )
-
-    def warmup_s(self) -> MaybeMeasured:
-        used = [t for t in self.trials if t.wall.warmup_s is not None]
-        return self._mean(
-            used,
-            lambda t: t.wall.warmup_s,
-            "time:warmup_s",
-            "one-time warm-up",
-            "s",
-            "warmup_not_measured",
-            "warm-up time",
-        )
-
-    def _mean(
-        self,
-        used: Sequence[TrialRun],
-        get: Callable[[TrialRun], float | None],
-        row_id: str,
-        label: str,
-        unit: str,
-        warn_code: str,
-        metric: str,
-    ) -> MaybeMeasured:
-        """The mean of what `get` reads from `used` (trials that measured it)."""
-        if not used:
-            self.ledger.warn(warn_code, f"{metric} not measured in any trial: left out of the time")
-            return Measured(None, self.ledger.row(row_id, label, None, unit, _not_measured(metric)))
-        value = statistics.fmean(_measured_values(used, get))
-        return Measured(
-            value, self.ledger.row(row_id, label, value, unit, _measurement(used, f"mean {metric}"))
-        )
-
-    def checkpoint_save_s(self) -> MaybeMeasured:
-        used = [
-            t
-            for t in self.trials
-            if t.checkpointing.saves > 0
-            and t.wall.checkpoint_save_s is not None
-            and t.timing_scope.checkpoints
-        ]
-        if not used:
-            return Measured(
-                None,
-                self.ledger.row(
-                    "checkpoint:save_s",
-                    "seconds per checkpoint save",
-                    None,
-                    "s",
-                    _not_measured("checkpoint save time"),
-                ),
-            )
-        value = sum(_measured_values(used, lambda t: t.wall.checkpoint_save_s)) / sum(
-            t.checkpointing.saves for t in used
-        )
-        return Measured(
-            value,
-            self.ledger.row(
-                "checkpoint:save_s",
-                "seconds per checkpoint save",
-                value,
-                "s",
-                _measurement(used, "Σ checkpoint save seconds / Σ saves"),
-            ),
-        )
-
-    def checkpoint_interval_s(self) -> MaybeMeasured:
-        used = [t for t in self.usable if t.checkpointing.saves > 0]
-        if not used:
-            return Measured(
-                None,
-                self.ledger.row(
-                    "checkpoint:interval_s",
-                    "checkpoint interval",
-                    None,
-                    "s",
-                    _not_measured("checkpoint interval"),
-                ),
-            )
-        value = sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used) / sum(
-            t.checkpointing.saves for t in used
-        )
-        return Measured(
-            value,
-            self.ledger.row(
-                "checkpoint:interval_s",
-                "checkpoint interval",
-                value,
-                "s",
-                _measurement(used, "Σ (steady + data-wait seconds) / Σ saves"),
-            ),
-        )
-
-    def checkpoint_size_gb(self) -> MaybeMeasured:
-        used = [t for t in self.trials if t.checkpointing.size_gb is not None]
-        return self._mean(
-            used,
-            lambda t: t.checkpointing.size_gb,
-            "checkpoint:size_gb",
-            "checkpoint size",
-            "GB",
-            "checkpoint_size_not_measured",
-            "checkpoint size",
-        )
-
-    def evaluation_fraction(self) -> MaybeMeasured:
-        used = [
-            t for t in self.usable if t.timing_scope.evaluation and t.wall.evaluation_s is not None
-        ]
-        if not used:
-            self.ledger.warn(
-                "evaluation_not_measured",
-                "evaluation time not measured in any trial: left out of the time",
-            )
-            return Measured(
-                None,
-                self.ledger.row(
-                    "time:evaluation_fraction",
-                    "evaluation seconds per steady second",
-                    None,
-                    None,
-                    _not_measured("evaluation time"),
-                ),
-            )
-        value = sum(_measured_values(used, lambda t: t.wall.evaluation_s)) / sum(
-            t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used
-        )
-        return Measured(
-            value,
-            self.ledger.row(
-                "time:evaluation_fraction",
-                "evaluation seconds per steady second",
-                value,
-                None,
-                _measurement(used, "Σ evaluation seconds / Σ (steady + data-wait seconds)"),
-            ),
-        )
-
-    # -- failures --------------------------------------------------------------------------
-    def failure_rate(self) -> Measured[float]:
-        failures = sum(t.reliability.failures for t in self.trials)
-        hours = sum(t.instance_hours for t in self.trials)
-        value = failures / hours if hours > 0 else 0.0
-        if failures == 0:
-            self.ledger.warn(
-                "no_failures_observed",
-                f"no failure in {hours:.1f} measured instance-hours: the failure rate "
-                "is 0 within the evidence; long runs do fail",
-            )
-        return Measured(
-            value,
-            self.ledger.row(
-                "failure:rate",
-                "failures per instance-hour",
-                value,
-                "1/instance-hour",
-                _measurement(self.trials, "Σ failures / Σ instance-hours"),
-            ),
-        )
-
-    def restart_s(self) -> MaybeMeasured:
-        used = [
-            t for t in self.trials if t.reliability.failures > 0 and t.wall.restart_s is not None
-        ]
-        if not used:
-            restores = [t for t in self.trials if t.wall.checkpoint_restore_s is not None]
-            if restores:
-                # A restart at least restores the checkpoint: a measured lower bound, flagged.
-                self.ledger.warn(
-                    "restart_not_measured",
-                    "no trial measured a restart after a failure: each restart is taken as "
-                    "the measured checkpoint restore alone, a lower bound",
-                )
-                return self._mean(
-                    restores,
-                    lambda t: t.wall.checkpoint_restore_s,
-                    "failure:restart_s",
-                    "seconds per restart (checkpoint restore only)",
-                    "s",
-                    "restart_not_measured",
-                    "checkpoint restore time",
-                )
-            return Measured(
-                None,
-                self.ledger.row(
-                    "failure:restart_s",
-                    "seconds per restart",
-                    None,
-                    "s",
-                    _not_measured("restart time"),
-                ),
-            )
-        restart_s = _measured_values(used, lambda t: t.wall.restart_s)
-        value = sum(restart_s) / sum(t.reliability.failures for t in used)
-        return Measured(
-            value,
-            self.ledger.row(
-                "failure:restart_s",
-                "seconds per restart",
-                value,
-                "s",
-                _measurement(used, "Σ restart seconds / Σ failures"),
-            ),
-        )
-
-    # -- usage -----------------------------------------------------------------------------
-    def usage_per_instance_hour(self, field: str, label: str, unit: str) -> MaybeMeasured:
-        used = [t for t in self.trials if getattr(t.usage, field) is not None]
-        row_id = f"usage:{field}_per_instance_hour"
-        if not used:
-            return Measured(
-                None,
-                self.ledger.row(
-                    row_id, f"{label} per instance-hour", None, unit, _not_measured(label)
-                ),
-            )
-        hours = sum(t.instance_hours for t in used)
-        value = sum(getattr(t.usage, field) for t in used) / hours
-        return Measured(
-            value,
-            self.ledger.row(
-                row_id,
-                f"{label} per instance-hour",
-                value,
-                unit,
-                _measurement(used, f"Σ {field} / Σ instance-hours"),
-            ),
-        )
-
-    def usage_max(self, field: str, label: str, unit: str) -> MaybeMeasured:
-        """The largest value any trial measured (a count or a stock, not a rate)."""
-        used = [t for t in self.trials if getattr(t.usage, field) is not None]
-        row_id = f"usage:{field}"
-        if not used:
-            return Measured(None, self.ledger.row(row_id, label, None, unit, _not_measured(label)))
-        value = float(max(getattr(t.usage, field) for t in used))
-        return Measured(
-            value, self.ledger.row(row_id, label, value, unit, _measurement(used, f"max {field}"))
-        )
-
 
 def _clock(t: TrialRun) -> float:
     return t.wall.steady_s + (t.wall.data_wait_s or 0.0)

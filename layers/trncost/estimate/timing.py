@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from trncost.estimate.evidence import Evidence, MaybeMeasured, Measured
+from trncost.estimate.evidence import Evidence
 from trncost.estimate.ledger import Ledger
+from trncost.estimate.measured import MaybeMeasured, Measured
 from trncost.model.assumptions import Assumed, Assumptions
 from trncost.model.estimate import TimeToTarget
 from trncost.model.provenance import Derived, UserAssumption
