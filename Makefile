@@ -16,10 +16,10 @@ CDK := npx --no-install cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: help run test bench synth deploy openapi lint typecheck clean
+.PHONY: help run test test-fast bench synth deploy openapi lint typecheck clean
 
 help: ## list targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 	@echo "  variables: PYTHON=$(PYTHON) STAGE=$(STAGE) PYTEST_ARGS=$(PYTEST_ARGS)"
 
 $(VENV_STAMP): requirements.txt requirements-dev.txt layers/trncost/requirements.txt pyproject.toml
@@ -54,6 +54,12 @@ test: $(VENV_STAMP) $(CHROMIUM_STAMP) ## lint, type-check, then run the test sui
 	$(VENV)/bin/ruff check --quiet .
 	$(MAKE) --no-print-directory typecheck
 	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
+
+test-fast: export AWS_DEFAULT_REGION := us-east-1
+test-fast: export AWS_ACCESS_KEY_ID := testing
+test-fast: export AWS_SECRET_ACCESS_KEY := testing
+test-fast: $(VENV_STAMP) ## the inner loop: the unit tier without infra and slow tests (< 30 s)
+	$(VENV)/bin/python -m pytest -q -m "not infra and not slow" $(PYTEST_ARGS) tests/unit
 
 bench: $(VENV_STAMP) ## print the benchmark figures (estimate time, price snapshot calls and time)
 	$(VENV)/bin/python benchmarks/bench_estimate.py

@@ -162,11 +162,11 @@ def warm_estimates(calls: int) -> dict[str, Any]:
     os.environ.update(LAMBDA_ENV)
     os.environ.update(FAKE_CREDENTIALS)
     os.environ.pop("AWS_ENDPOINT_URL", None)
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT))  # the tests package, as pytest sees it (pythonpath ".")
     import boto3
     from moto import mock_aws
 
-    from factories import trial, workload  # tests/factories.py: the same seed as the API tests
+    from tests.support.factories import trial, workload  # the same seed as the API tests
     from trncost.local.gateway import proxy_event
     from trncost.local.handlers import load_handler
     from trncost.store.schema import TABLE

@@ -7,12 +7,13 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "llama-8b"
+from tests.support.examples import EXAMPLE_DIR, ROOT
+
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -29,12 +30,12 @@ def test_it_starts_with_the_example_seeded_and_prints_its_urls(server):
 
 
 def test_workload_to_report_over_http(server):
-    workload = json.loads((EXAMPLE / "workload.json").read_text())
+    workload = json.loads((EXAMPLE_DIR / "workload.json").read_text())
     workload["workload_id"] = "e2e-llama"
     assert server.call("POST", "/workloads", workload)[0] == 201
     trials = [
         t
-        for t in json.loads((EXAMPLE / "trials.json").read_text())
+        for t in json.loads((EXAMPLE_DIR / "trials.json").read_text())
         if t["candidate"]["instance_type"] == "trn2.48xlarge"
     ]
     for t in trials:

@@ -1,7 +1,7 @@
 """Issue #5 item 4 infrastructure: the REST API (IAM auth on every method, request validator,
 throttled stage with JSON access logs, execution logs and X-Ray) in front of the api function of
 the house factory, with its least-privilege role, and the ApiUrl output. All but the last test
-run on the session synth (tests/infra/conftest.py)."""
+run on the session synth (tests/support/fixtures.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 
-from app import cdk_json_context
 from stacks.api import API_MEMORY_MB, API_TIMEOUT, TABLE_ACTIONS, TrncostApi
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.data import TrncostData
@@ -25,12 +24,13 @@ from stacks.permissions import (
     PRICE_LIST_ACTIONS,
 )
 from stacks.workflow import START_ACTIONS
-from template_kit import by_action as _by_action
-from template_kit import exported as _exported
-from template_kit import listed as _listed
-from template_kit import one as _one
-from template_kit import resources as _resources
-from template_kit import statements as _statements
+from tests.support.cdk import DATA, STAGE
+from tests.support.template_kit import by_action as _by_action
+from tests.support.template_kit import exported as _exported
+from tests.support.template_kit import listed as _listed
+from tests.support.template_kit import one as _one
+from tests.support.template_kit import resources as _resources
+from tests.support.template_kit import statements as _statements
 from trncost.settings import (
     BUS_NAME_ENV,
     CATALOG_ENV,
@@ -43,8 +43,6 @@ from trncost.store.schema import TABLE
 
 pytestmark = pytest.mark.infra
 
-STAGE = "dev"
-DATA = f"{STAGE}/TrncostData"
 API = f"{STAGE}/TrncostApi"
 LOG_ACTIONS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
@@ -93,29 +91,7 @@ def _refs(value: Any) -> set[str]:
 
 @pytest.fixture(scope="module")
 def api_stack(synthesized) -> dict:
-    synthesized.require()
-    return synthesized.templates[API]
-
-
-@pytest.fixture(scope="module")
-def data(synthesized) -> dict:
-    synthesized.require()
-    return synthesized.templates[DATA]
-
-
-@pytest.fixture(scope="module")
-def table_id(data) -> str:
-    return _one(data, "AWS::DynamoDB::Table")[0]
-
-
-@pytest.fixture(scope="module")
-def bus_id(data) -> str:
-    return _one(data, "AWS::Events::EventBus")[0]
-
-
-@pytest.fixture(scope="module")
-def stage_config() -> Any:
-    return load_stage_configs(cdk_json_context())[STAGE]
+    return synthesized.template(API)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Issue #4 infrastructure: the rules (patterns imported from the layer), the ingest and refresh
 queues with their DLQs, the two queue-driven functions of the house factory and their
-least-privilege roles. All on the session synth (tests/infra/conftest.py): no extra synth."""
+least-privilege roles. All on the session synth (tests/support/fixtures.py): no extra synth."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-from app import cdk_json_context
-from stacks.config import load_stage_configs
 from stacks.ingest import (
     BATCH_SIZE,
     INGEST_TIMEOUT,
@@ -21,12 +19,13 @@ from stacks.ingest import (
 )
 from stacks.lambda_factory import DLQ_RETENTION, HANDLER_EXCLUDES, LAMBDAS_DIR, RUNTIME
 from stacks.nag import CONSTRUCT_ACKNOWLEDGEMENTS
-from template_kit import by_action as _by_action
-from template_kit import exported as _exported
-from template_kit import listed as _listed
-from template_kit import one as _one
-from template_kit import resources as _resources
-from template_kit import statements as _statements
+from tests.support.cdk import DATA, STAGE
+from tests.support.template_kit import by_action as _by_action
+from tests.support.template_kit import exported as _exported
+from tests.support.template_kit import listed as _listed
+from tests.support.template_kit import one as _one
+from tests.support.template_kit import resources as _resources
+from tests.support.template_kit import statements as _statements
 from trncost.events import AGENT_SOURCE, SOURCE, DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.services.ingest import LEASE_S
@@ -35,8 +34,6 @@ from trncost.store.schema import TABLE
 
 pytestmark = pytest.mark.infra
 
-STAGE = "dev"
-DATA = f"{STAGE}/TrncostData"
 INGEST = f"{STAGE}/TrncostIngest"
 LOG_ACTIONS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
@@ -105,29 +102,7 @@ def _id_of_arn(arn: dict) -> str:
 
 @pytest.fixture(scope="module")
 def ingest_stack(synthesized) -> dict:
-    synthesized.require()
-    return synthesized.templates[INGEST]
-
-
-@pytest.fixture(scope="module")
-def data(synthesized) -> dict:
-    synthesized.require()
-    return synthesized.templates[DATA]
-
-
-@pytest.fixture(scope="module")
-def table_id(data) -> str:
-    return _one(data, "AWS::DynamoDB::Table")[0]
-
-
-@pytest.fixture(scope="module")
-def bus_id(data) -> str:
-    return _one(data, "AWS::Events::EventBus")[0]
-
-
-@pytest.fixture(scope="module")
-def stage_config() -> Any:
-    return load_stage_configs(cdk_json_context())[STAGE]
+    return synthesized.template(INGEST)
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 for arm64, no Docker.
 
 The bundling test needs PyPI (or pip's cache); the rest of tests/infra skips bundling (see
-conftest.CLI_CONTEXT). The content tests need neither: they copy the package as the bundler
-does, then follow the handlers' imports through it.
+CLI_CONTEXT in tests/support/cdk.py). The content tests need neither: they copy the package as
+the bundler does, then follow the handlers' imports through it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Issue #8 items 3-4 infrastructure: alarms as code on every function, every dead-letter queue,
 the API, a stale price snapshot and failed trial plans, all notifying one encrypted, TLS-only
 SNS topic; the stage's dashboard; the outputs to operate a deployed stage. The facts are read
-from the synthesized templates (the session synth, tests/infra/conftest.py), not from the code
+from the synthesized templates (the session synth, tests/support/fixtures.py), not from the code
 that made them: which queues are dead-letter queues is worked out from the redrive policies and
 dead-letter configs of every stack. The last tests synthesize throwaway variants."""
 
@@ -29,13 +29,13 @@ from stacks.monitoring.alarms import LATENCY_ALARM_PERIODS, STALE_SNAPSHOT_DAYS
 from stacks.monitoring.dashboard import DASHBOARD_METRICS
 from stacks.monitoring.metrics import SERVICE_DIMENSION, TRIAL_PLANS_SERVICE
 from stacks.monitoring.resources import monitored_resources
-from template_kit import one as _one
-from template_kit import resources as _resources
+from tests.support.cdk import STAGE
+from tests.support.template_kit import one as _one
+from tests.support.template_kit import resources as _resources
 from trncost.observability import NAMESPACE, MetricName
 
 pytestmark = pytest.mark.infra
 
-STAGE = "dev"
 MONITORING = f"{STAGE}/TrncostMonitoring"
 FIVE_MINUTES = 300
 ONE_DAY = 86_400
@@ -193,11 +193,6 @@ def alarms(monitoring) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def topic_id(monitoring) -> str:
     return _one(monitoring, "AWS::SNS::Topic")[0]
-
-
-@pytest.fixture(scope="module")
-def stage_config() -> Any:
-    return load_stage_configs(cdk_json_context())[STAGE]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_s3 as s3
 
-from app import cdk_json_context
 from stacks import lambda_factory
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.data import EVENT_ARCHIVE_RETENTION
@@ -38,10 +37,11 @@ from stacks.permissions import (
     PRICE_LIST_ACTIONS,
 )
 from stacks.pricing import TABLE_ACTIONS
-from template_kit import exported as _exported
-from template_kit import one as _one
-from template_kit import resources as _resources
-from template_kit import statements as _statements
+from tests.support.cdk import DATA, STAGE
+from tests.support.template_kit import exported as _exported
+from tests.support.template_kit import one as _one
+from tests.support.template_kit import resources as _resources
+from tests.support.template_kit import statements as _statements
 from trncost.events import AGENT_SOURCE, SOURCE
 from trncost.settings import (
     BUS_NAME_ENV,
@@ -54,19 +54,12 @@ from trncost.store.schema import TABLE
 
 pytestmark = pytest.mark.infra
 
-STAGE = "dev"
-DATA = f"{STAGE}/TrncostData"
 PRICING = f"{STAGE}/TrncostPricing"
 LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]
 XRAY_ACTIONS = ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]
 
 
 # --- helpers over synthesized templates -------------------------------------------------------
-
-
-def _template(synthesized, stack: str) -> dict[str, Any]:
-    synthesized.require()
-    return synthesized.templates[stack]
 
 
 def _actions(statement: dict) -> list[str]:
@@ -89,33 +82,13 @@ def _by_action(statements: list[dict]) -> dict[str, list[Any]]:
 
 
 @pytest.fixture(scope="module")
-def data(synthesized) -> dict:
-    return _template(synthesized, DATA)
-
-
-@pytest.fixture(scope="module")
 def pricing(synthesized) -> dict:
-    return _template(synthesized, PRICING)
-
-
-@pytest.fixture(scope="module")
-def table_id(data) -> str:
-    return _one(data, "AWS::DynamoDB::Table")[0]
-
-
-@pytest.fixture(scope="module")
-def bus_id(data) -> str:
-    return _one(data, "AWS::Events::EventBus")[0]
+    return synthesized.template(PRICING)
 
 
 @pytest.fixture(scope="module")
 def prices(pricing) -> tuple[str, dict]:
     return _one(pricing, "AWS::Lambda::Function")
-
-
-@pytest.fixture(scope="module")
-def stage_config() -> Any:
-    return load_stage_configs(cdk_json_context())[STAGE]
 
 
 # --- data stack -----------------------------------------------------------------------------

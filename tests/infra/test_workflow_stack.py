@@ -4,10 +4,7 @@ of the training role only, no '*' actions, nag findings none or acknowledged, cf
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
@@ -19,6 +16,8 @@ from stacks.data import TrncostData
 from stacks.nag import CONSTRUCT_ACKNOWLEDGEMENTS, apply_nag, construct_acknowledgement_targets
 from stacks.nag import WORKFLOW_ACKNOWLEDGEMENTS as ACKNOWLEDGEMENTS
 from stacks.workflow import TRAINING_SERVICES, TrncostWorkflow
+from tests.support.cdk import CLI_CONTEXT, synthesize
+from tests.support.examples import ROOT
 from trncost.workflow.definition import ASL_PATH, placeholders
 
 pytestmark = pytest.mark.infra
@@ -26,15 +25,6 @@ pytestmark = pytest.mark.infra
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    # tests/infra/conftest.py, loaded by path ("conftest" alone names another folder's too)
-    spec = importlib.util.spec_from_file_location(
-        "infra_conftest", Path(__file__).with_name("conftest.py")
-    )
-    infra = sys.modules.get("infra_conftest") or importlib.util.module_from_spec(spec)
-    sys.modules["infra_conftest"] = infra
-    spec.loader.exec_module(infra)
-    CLI_CONTEXT, synthesize = infra.CLI_CONTEXT, infra.synthesize  # noqa: N806
-
     outdir = tmp_path_factory.mktemp("wf.cdk.out")
     app = cdk.App(context={**cdk_json_context(), **CLI_CONTEXT}, outdir=str(outdir))
     config = load_stage_configs({"stages": cdk_json_context()["stages"]})["dev"]
@@ -140,4 +130,4 @@ def test_cfn_lint_clean(built) -> None:
 
 
 def test_the_handler_folder_exists() -> None:
-    assert (Path(__file__).resolve().parents[2] / "lambdas/trial_steps/handler.py").is_file()
+    assert (ROOT / "lambdas/trial_steps/handler.py").is_file()

@@ -11,7 +11,7 @@ import textwrap
 import boto3
 import pytest
 
-from factories import workload
+from tests.support.factories import workload
 from trncost.agent.__main__ import run
 from trncost.agent.publish import Publisher
 from trncost.metrics.cloudwatch import MetricsReader

@@ -5,25 +5,19 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import pytest
 
-from factories import trial, workload
-from handlers import FakeContext, api_event, load_handler
-from stubs import SAVED_US_EAST_1
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
-
-ROOT = Path(__file__).resolve().parents[2]
-CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
+from tests.support.events import saved_price_list
+from tests.support.examples import ROOT
+from tests.support.factories import trial, workload
+from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
+from trncost.settings import LIVE_PRICES_ENV
 
 
 @pytest.fixture
 def api(table, monkeypatch):
-    monkeypatch.setenv(TABLE_NAME_ENV, table)
-    monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
-    monkeypatch.setenv(LIVE_PRICES_ENV, "false")
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false"})
     module = load_handler("api")
 
     def call(method, path, body=None, **kw):
@@ -45,7 +39,7 @@ def seed(call):
     for tid, count in (("t-1", 2), ("t-2", 2)):
         t = trial(tid, count=count, phase="target", workload_id="wl-api").model_dump(mode="json")
         assert call("POST", "/workloads/wl-api/trials", t)[0] == 201
-    saved = json.loads(SAVED_US_EAST_1.read_text())
+    saved = saved_price_list()
     status, taken = call("POST", "/prices/snapshots", {"saved_price_list": saved, "note": "t"})
     assert status == 201 and taken["published_as_latest"]
     return taken
@@ -134,7 +128,7 @@ def test_an_estimate_without_prices_or_evidence_says_what_is_missing(api):
     }
     status, err = api("POST", "/workloads/wl-api/estimates", body)
     assert status == 409 and err["error"] == "no_price_snapshot"
-    saved = json.loads(SAVED_US_EAST_1.read_text())
+    saved = saved_price_list()
     api("POST", "/prices/snapshots", {"saved_price_list": saved})
     status, err = api("POST", "/workloads/wl-api/estimates", body)
     assert status == 422 and err["error"] == "missing_evidence"

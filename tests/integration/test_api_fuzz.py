@@ -7,15 +7,15 @@ import json
 import os
 
 import pytest
-import schemathesis
 from hypothesis import HealthCheck, settings
 from moto import mock_aws
 
-from trncost.local.gateway import WsgiGateway
-from trncost.local.handlers import load_handler
+from tests.support.handlers import api_schema, load_handler
 from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
+
+pytestmark = pytest.mark.slow
 
 ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
@@ -28,18 +28,8 @@ ENV = {
 }
 
 
-class Ctx:
-    function_name = "trncost-api"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:trncost-api"
-    aws_request_id = "fuzz"
-
-
 API = load_handler("api")
-schema = schemathesis.openapi.from_wsgi("/openapi.json", WsgiGateway(API.handler, Ctx()))
-schema.config.generation.update(
-    modes=[schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE]
-)
+schema = api_schema(API, "fuzz")
 SEEN: dict[str, int] = {"requests": 0, "5xx": 0}
 
 

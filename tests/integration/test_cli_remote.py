@@ -16,17 +16,15 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 import pytest
 from botocore.credentials import Credentials
 
-from factories import trial, workload
-from handlers import FakeContext, load_handler
-from stubs import SAVED_US_EAST_1
+from tests.support.events import saved_price_list
+from tests.support.factories import trial, workload
+from tests.support.handlers import FakeContext, lambda_env, load_handler
 from trncost import client as client_module
 from trncost.cli import main
 from trncost.client import TrncostClient
 from trncost.errors import ApiError, ClientError, ConnectionFailed, SigningError
 from trncost.local.gateway import WsgiGateway
-from trncost.settings import CATALOG_ENV, TABLE_NAME_ENV
 
-CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
 STAGE = "https://abc123.execute-api.us-east-1.amazonaws.com/dev"
 SIGV4_AUTH = re.compile(
     r"^AWS4-HMAC-SHA256 Credential=(?P<akid>[^/]+)/(?P<date>\d{8})/(?P<region>[^/]+)/"
@@ -55,11 +53,8 @@ def _serve(app: Callable[..., Any]) -> Iterator[str]:
 @pytest.fixture
 def url(table, monkeypatch) -> Iterator[str]:
     """The API handler, loaded as the runtime loads it, behind HTTP on 127.0.0.1."""
-    monkeypatch.setenv(TABLE_NAME_ENV, table)
-    monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     # as the local runtime does: no EMF line of the API's among the CLI's own output
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    lambda_env(monkeypatch, table, POWERTOOLS_METRICS_DISABLED="true")
     monkeypatch.delenv("TRNCOST_URL", raising=False)
     module = load_handler("api")
     yield from _serve(WsgiGateway(module.handler, FakeContext()))
@@ -86,7 +81,7 @@ def seed(url: str) -> str:
     for tid in ("t-1", "t-2"):
         t = trial(tid, count=2, phase="target", workload_id="wl-cli")
         api.import_trial("wl-cli", t.model_dump(mode="json"))
-    saved = json.loads(SAVED_US_EAST_1.read_text())
+    saved = saved_price_list()
     taken = api.take_snapshot(saved, note="from the saved Price List file")
     assert taken["published_as_latest"]
     created = api.create_estimate(

@@ -9,19 +9,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from factories import trial, workload
-from handlers import FakeContext, api_event, load_handler
-from stubs import SAVED_US_EAST_1
+from tests.support.events import saved_price_list
+from tests.support.factories import trial, workload
+from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
 from trncost.observability import MetricName
 from trncost.settings import (
     BUS_NAME_ENV,
-    CATALOG_ENV,
     LIVE_PRICES_ENV,
     PRICE_LIST_REGION_ENV,
-    TABLE_NAME_ENV,
 )
-
-CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
 
 
 def emitted(out: str) -> list[dict]:
@@ -47,12 +43,12 @@ def emitted(out: str) -> list[dict]:
 
 @pytest.fixture
 def env(table, monkeypatch):
-    monkeypatch.setenv(TABLE_NAME_ENV, table)
-    monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
-    monkeypatch.setenv(LIVE_PRICES_ENV, "false")
-    monkeypatch.setenv(PRICE_LIST_REGION_ENV, "us-east-1")
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "trncost-test")
+    lambda_env(
+        monkeypatch,
+        table,
+        **{LIVE_PRICES_ENV: "false", PRICE_LIST_REGION_ENV: "us-east-1"},
+        POWERTOOLS_SERVICE_NAME="trncost-test",
+    )
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     yield
 
@@ -66,7 +62,7 @@ def test_the_api_counts_estimates_computed_and_nothing_else(env, capsys):
     assert call("POST", "/workloads", workload(workload_id="wl-m").model_dump(mode="json")) == 201
     t = trial("t-1", count=2, workload_id="wl-m").model_dump(mode="json")
     assert call("POST", "/workloads/wl-m/trials", t) == 201
-    saved = json.loads(SAVED_US_EAST_1.read_text())
+    saved = saved_price_list()
     assert call("POST", "/prices/snapshots", {"saved_price_list": saved}) == 201
     capsys.readouterr()
 
@@ -102,7 +98,7 @@ def test_prices_reports_the_age_of_the_snapshot_it_replaced(env, bus, monkeypatc
     svc = prices.services.snapshots
     clock = Clock(datetime(2026, 12, 1, 6, 0, tzinfo=UTC))
     svc.clock = clock
-    saved = {"saved_price_list": json.loads(SAVED_US_EAST_1.read_text())}
+    saved = {"saved_price_list": saved_price_list()}
 
     # the first snapshot replaces none: no age
     assert prices.handler(saved, FakeContext())["status"] == "ok"

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from factories import candidate, instance_quote, snapshot, trial, workload
-from samples import event
+from tests.support.events import load_event
+from tests.support.factories import candidate, instance_quote, snapshot, trial, workload
 from trncost.bus import EventPublisher
 from trncost.errors import Busy
 from trncost.events import DetailType
@@ -62,7 +62,7 @@ def stores(table):
 
 
 def sagemaker_event(run="1"):
-    e = event("sagemaker_training_job_completed")
+    e = load_event("sagemaker_training_job_completed")
     e["detail"]["Tags"]["trncost:run"] = run
     return e
 
@@ -167,7 +167,7 @@ def test_a_crashed_delivery_is_taken_over_after_its_lease(stores):
 )
 def test_unusable_events_are_recorded_as_rejected_ingests(stores, name, mutate, reason):
     records, claims = stores
-    e = event(name)
+    e = load_event(name)
     if mutate:
         mutate(e)
     svc = IngestService(records, claims, FakeCollector(), clock=Clock())

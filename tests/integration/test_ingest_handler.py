@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from factories import instance_quote, snapshot, workload
-from handlers import FakeContext, load_handler
-from samples import event
+from tests.support.events import load_event, put_event
+from tests.support.factories import instance_quote, snapshot, workload
+from tests.support.handlers import FakeContext, load_handler
 from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.metrics import names as n
@@ -89,17 +89,6 @@ def deployed(table, monkeypatch):
     }
 
 
-def put_event(events, e: dict, bus: str) -> None:
-    entry = {
-        "Source": e["source"],
-        "DetailType": e["detail-type"],
-        "Detail": json.dumps(e["detail"]),
-        "EventBusName": bus,
-        "Time": datetime.fromisoformat(e["time"].replace("Z", "+00:00")),
-    }
-    assert events.put_events(Entries=[entry])["FailedEntryCount"] == 0
-
-
 def publish_agent_metrics() -> None:
     """What the trial agent publishes for a 2-hour baseline run (120 minutes)."""
     cw = boto3.client("cloudwatch")
@@ -135,8 +124,8 @@ def test_events_become_trial_records_and_estimates_refresh(deployed):
     publish_agent_metrics()
     prices = PriceStore(d["table"])
     SnapshotService(store=prices).commit(snapshot(instance_quote("trn3.48xlarge", "60")))
-    put_event(d["events"], event("agent_trial_run_completed"), "trncost-test")
-    put_event(d["events"], event("sagemaker_training_job_untagged"), "default")
+    put_event(d["events"], load_event("agent_trial_run_completed"), "trncost-test")
+    put_event(d["events"], load_event("sagemaker_training_job_untagged"), "default")
     delivered = d["ingest"].drain()
     assert delivered.processed == 2 and delivered.failed == 0
 
@@ -151,7 +140,7 @@ def test_events_become_trial_records_and_estimates_refresh(deployed):
     # an estimate on the trn3 evidence, then a second trial lands (a p5 run from Batch)
     created = EstimateService(d["records"], prices).create(WL, trn3.candidate, Assumptions())
     assert created.version == 1
-    put_event(d["events"], event("batch_job_succeeded"), "default")
+    put_event(d["events"], load_event("batch_job_succeeded"), "default")
     assert d["ingest"].drain().processed == 1
     batch = d["records"].get_trial("batch-4c7599ae-0a82-49aa-ba5a-4727fcce14a8")
     assert batch.candidate.instance_type == "p5.48xlarge" and batch.work.done == 0
@@ -170,7 +159,7 @@ def test_redelivered_events_change_nothing(deployed):
     d = deployed
     publish_agent_metrics()
     for _ in range(3):
-        put_event(d["events"], event("agent_trial_run_completed"), "trncost-test")
+        put_event(d["events"], load_event("agent_trial_run_completed"), "trncost-test")
     assert d["ingest"].drain().processed == 3
     assert len(d["records"].all_trials(WL)) == 1
 
@@ -179,8 +168,8 @@ def test_a_poisoned_message_reaches_the_dlq_while_the_rest_succeeds(deployed):
     d = deployed
     publish_agent_metrics()
     # A SageMaker job that moto does not know: DescribeTrainingJob fails on every attempt.
-    put_event(d["events"], event("sagemaker_training_job_completed"), "default")
-    put_event(d["events"], event("agent_trial_run_completed"), "trncost-test")
+    put_event(d["events"], load_event("sagemaker_training_job_completed"), "default")
+    put_event(d["events"], load_event("agent_trial_run_completed"), "trncost-test")
     delivered = d["ingest"].drain()
     assert delivered.processed == 1 and delivered.failed == 2  # 2 receives, then redriven
     assert d["records"].get_trial(AGENT_TRIAL) is not None

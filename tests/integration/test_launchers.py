@@ -116,6 +116,7 @@ def test_sagemaker_errors_are_classified() -> None:
             launcher.launch(request())
 
 
+@pytest.mark.slow  # moto boots an EC2 instance (~5 s)
 def test_ec2_runs_a_self_terminating_tagged_instance(aws) -> None:
     ec2 = boto3.client("ec2")
     boto3.client("iam").create_instance_profile(InstanceProfileName="trncost-training")

@@ -9,17 +9,16 @@ the trial record, then the record holds the aggregated figures; and the calls ma
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from factories import workload
-from stubs import failing_first, record_backoff
+from tests.support.events import load_event
+from tests.support.factories import workload
+from tests.support.stubs import failing_first, record_backoff
 from trncost.aws import MAX_ATTEMPTS
 from trncost.aws import client as aws_client
 from trncost.metrics import names as n
@@ -30,7 +29,6 @@ from trncost.metrics.sagemaker import TrainingJobReader, to_utc
 from trncost.model import Phase, TimingScope, TrialStatus, WorkUnit
 
 T0 = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
-EVENTS = Path(__file__).resolve().parent.parent / "events"
 TRIAL = "trn2-base-01"
 
 
@@ -391,7 +389,7 @@ def test_describe_training_job_on_moto(aws):
 def real_description() -> dict[str, Any]:
     """The sample event's detail as DescribeTrainingJob returns it: datetimes, not epoch-ms
     strings; plus the fields the event lacks (billable and training seconds)."""
-    d = json.loads((EVENTS / "sagemaker_training_job_completed.json").read_text())["detail"]
+    d = load_event("sagemaker_training_job_completed")["detail"]
     d.pop("Tags")
     for key in ("CreationTime", "TrainingStartTime", "TrainingEndTime", "LastModifiedTime"):
         d[key] = to_utc(d[key])

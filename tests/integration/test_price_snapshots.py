@@ -11,7 +11,13 @@ from decimal import Decimal
 import pytest
 from botocore.stub import Stubber
 
-from stubs import HttpStub, expect_catalog, pricing_client, record_backoff, saved_items
+from tests.support.stubs import (
+    HttpStub,
+    expect_catalog,
+    pricing_client,
+    record_backoff,
+    saved_items,
+)
 from trncost import aws
 from trncost.bus import EventPublisher
 from trncost.errors import Conflict

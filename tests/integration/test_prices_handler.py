@@ -7,29 +7,26 @@ import json
 import pytest
 from botocore.stub import Stubber
 
-from handlers import FakeContext, load_handler
-from stubs import SAVED_US_EAST_1, expect_catalog, pricing_client, saved_items
+from tests.support.events import saved_price_list
+from tests.support.handlers import CATALOG, FakeContext, lambda_env, load_handler
+from tests.support.stubs import expect_catalog, pricing_client, saved_items
 from trncost.pricing.client import PriceListClient
 from trncost.settings import (
     BUS_NAME_ENV,
-    CATALOG_ENV,
     PRICE_LIST_REGION_ENV,
-    TABLE_NAME_ENV,
     Catalog,
 )
 from trncost.store.prices import PriceStore
 
-CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
-
 
 @pytest.fixture
 def prices(table, bus, monkeypatch):
-    monkeypatch.setenv(TABLE_NAME_ENV, table)
-    monkeypatch.setenv(BUS_NAME_ENV, bus.name)
-    monkeypatch.setenv(PRICE_LIST_REGION_ENV, "us-east-1")
-    monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "trncost-prices")
+    lambda_env(
+        monkeypatch,
+        table,
+        **{BUS_NAME_ENV: bus.name, PRICE_LIST_REGION_ENV: "us-east-1"},
+        POWERTOOLS_SERVICE_NAME="trncost-prices",
+    )
     return load_handler("prices")
 
 
@@ -56,7 +53,7 @@ def test_the_scheduled_run_takes_a_live_snapshot(prices, table, bus, capsys):
 
 
 def test_an_on_demand_run_from_a_saved_price_list(prices, table):
-    saved = json.loads(SAVED_US_EAST_1.read_text())
+    saved = saved_price_list()
     out = prices.handler({"saved_price_list": saved, "note": "air-gapped copy"}, FakeContext())
     assert out["status"] == "ok" and out["source"] == "saved_price_list_file"
     snap = PriceStore(table).get_snapshot(out["snapshot_id"])

@@ -10,8 +10,9 @@ import boto3
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
-from factories import workload
-from handlers import FakeContext, api_event
+from tests.support.factories import workload
+from tests.support.handlers import FakeContext, api_event
+from tests.support.workflow_kit import plan_data
 from trncost.api import errors, trial_plans
 from trncost.api.context import serving
 from trncost.services.trial_plans import TrialPlanService
@@ -21,7 +22,6 @@ from trncost.store.records import RecordStore
 from trncost.wiring import Wiring
 from trncost.workflow.definition import render, substitutions
 from trncost.workflow.gates import GateResult
-from workflow_kit import plan_data
 
 FN = "arn:aws:lambda:us-east-1:123456789012:function:steps"
 

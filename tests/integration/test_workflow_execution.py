@@ -13,14 +13,14 @@ import pytest
 from moto import mock_aws
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
-from factories import workload
+from tests.support.factories import workload
+from tests.support.workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
 from trncost.services.trial_steps import TrialSteps
 from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
 from trncost.store.schema import TABLE
 from trncost.workflow.definition import render, substitutions
 from trncost.workflow.plan import TrialPlan
-from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
 
 TABLE_NAME = "trncost-wf"
 FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:trncost-trial-steps"
@@ -97,6 +97,7 @@ def run(world, plan: TrialPlan, timeout: float = 20.0) -> dict:
     raise AssertionError("execution still running")
 
 
+@pytest.mark.slow  # the whole state machine in moto (~2 s)
 def test_a_plan_that_passes_every_gate_completes(world) -> None:
     plan = TrialPlan.model_validate(plan_data())
     out = run(world, plan)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from factories import instance_quote, snapshot, workload
+from tests.support.factories import instance_quote, snapshot, workload
+from tests.support.workflow_kit import FakeLauncher, fixed_prices, good_trial, plan
 from trncost.services.trial_steps import TrialSteps, price_lookup_from
 from trncost.store.plans import PlanStore, gate_sk, plan_pk, run_sk
 from trncost.store.records import RecordStore
-from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan
 
 
 def _steps(table, launcher=None, prices=None):

@@ -1,32 +1,26 @@
-"""The reliability suite: moto with DynamoDB's atomic conditional writes, and the figures the
-suite prints at the end of the session (requests tried and 5xx seen, duplicates sent and records
-made, events sent and where they ended, versions, cdk-nag findings)."""
+"""The reliability suite: moto with DynamoDB's atomic conditional writes (tests/support), and the
+figures the suite prints at the end of the session (requests tried and 5xx seen, duplicates sent
+and records made, events sent and where they ended, versions, cdk-nag findings)."""
 
 from __future__ import annotations
 
-import boto3
+from collections.abc import Iterator
+
 import pytest
-from moto import mock_aws
 
-from reliability_kit import AWS_ENV, FIGURES, atomic_dynamodb
-from trncost.store.schema import TABLE
-
-TABLE_NAME = "trncost-reliability"
+from tests.support.moto_env import mocked_aws
+from tests.support.reliability_kit import FIGURES, POWERTOOLS_ENV
 
 
 @pytest.fixture
-def aws(monkeypatch):
-    atomic_dynamodb(monkeypatch)
-    for name, value in AWS_ENV.items():
-        monkeypatch.setenv(name, value)
-    with mock_aws():
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    with mocked_aws(monkeypatch, **POWERTOOLS_ENV):
         yield
 
 
 @pytest.fixture
-def table(aws) -> str:
-    boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs(TABLE_NAME))
-    return TABLE_NAME
+def table_name() -> str:
+    return "trncost-reliability"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -19,22 +19,24 @@ from collections import Counter
 from typing import Any
 
 import pytest
-import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from factories import trial, workload
-from handlers import load_handler
-from reliability_bodies import from_schema
-from reliability_kit import AWS_ENV, atomic_dynamodb, figure
-from stubs import SAVED_US_EAST_1
+from tests.support.events import saved_price_list
+from tests.support.factories import trial, workload
+from tests.support.handlers import api_context, api_schema, load_handler
+from tests.support.moto_env import atomic_dynamodb
+from tests.support.reliability_bodies import from_schema
+from tests.support.reliability_kit import AWS_ENV, figure
 from trncost.api.schemas import EstimateRequest
-from trncost.local.gateway import WsgiGateway, proxy_event, response_parts
+from trncost.local.gateway import proxy_event, response_parts
 from trncost.model import Workload
 from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
+
+pytestmark = pytest.mark.slow
 
 TABLE_NAME = "trncost-reliability-api"
 ENV = {
@@ -58,23 +60,13 @@ WORKLOAD_EXAMPLES = 350
 ESTIMATE_EXAMPLES = 650
 
 
-class Ctx:
-    function_name = "trncost-api"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:trncost-api"
-    aws_request_id = "reliability"
-
-
 API = load_handler("api")
-schema = schemathesis.openapi.from_wsgi("/openapi.json", WsgiGateway(API.handler, Ctx()))
-schema.config.generation.update(
-    modes=[schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE]
-)
+schema = api_schema(API, "reliability")
 
 
 def call(method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
     event = proxy_event(method, path, "", {"Content-Type": "application/json"}, body)
-    status, headers, raw = response_parts(API.handler(event, Ctx()))
+    status, headers, raw = response_parts(API.handler(event, api_context("reliability")))
     SEEN["5xx"] += status >= 500
     text = raw.decode("utf-8")
     assert "Traceback" not in text
@@ -115,7 +107,7 @@ def _seed() -> None:
         )
         body = json.dumps(t.model_dump(mode="json")).encode()
         assert call("POST", f"/workloads/{WL}/trials", body)[0] == 201
-    saved = json.loads(SAVED_US_EAST_1.read_text())
+    saved = saved_price_list()
     body = json.dumps({"saved_price_list": saved, "note": "reliability"}).encode()
     assert call("POST", "/prices/snapshots", body)[0] == 201
 

@@ -14,9 +14,9 @@ import threading
 import boto3
 import pytest
 
-from factories import candidate, instance_quote, snapshot, trial, workload
-from handlers import FakeContext, load_handler
-from reliability_kit import figure, own_metrics, sqs_record
+from tests.support.factories import candidate, instance_quote, snapshot, trial, workload
+from tests.support.handlers import FakeContext, load_handler
+from tests.support.reliability_kit import figure, own_metrics, sqs_record
 from trncost.events import DetailType
 from trncost.model import Assumptions
 from trncost.services.estimates import EstimateService
@@ -24,6 +24,8 @@ from trncost.services.snapshots import SnapshotService
 from trncost.settings import TABLE_NAME_ENV
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
+
+pytestmark = pytest.mark.slow
 
 WL = "wl-1"
 THREADS = 8

@@ -18,16 +18,18 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from factories import workload
-from handlers import FakeContext, load_handler
-from reliability_kit import drain, figure, own_metrics, queue_arn, route, sqs_record
-from samples import event
+from tests.support.events import load_event
+from tests.support.factories import workload
+from tests.support.handlers import FakeContext, load_handler
+from tests.support.reliability_kit import drain, figure, own_metrics, queue_arn, route, sqs_record
 from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.metrics.cloudwatch import MetricsReader
 from trncost.services.ingest import AwsCollector
 from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.records import RecordStore
+
+pytestmark = pytest.mark.slow
 
 WL = "llama31-8b-cpt"
 BUS = "trncost-reliability"
@@ -36,7 +38,7 @@ SECTION = "duplicates: the same event delivered 1-10 times"
 
 
 def agent_event(trial_id: str) -> dict:
-    e = event("agent_trial_run_completed")
+    e = load_event("agent_trial_run_completed")
     e["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, trial_id))
     e["detail"]["run_id"] = f"{trial_id}-i-0a1b2c3d4e5f67890"
     e["detail"]["tags"]["trncost:trial"] = trial_id

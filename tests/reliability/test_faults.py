@@ -25,9 +25,11 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from factories import candidate, instance_quote, snapshot, trial, workload
-from handlers import FakeContext, load_handler
-from reliability_kit import (
+from stacks.ingest import MAX_RECEIVE_COUNT
+from tests.support.events import load_event, put_event
+from tests.support.factories import candidate, instance_quote, snapshot, trial, workload
+from tests.support.handlers import FakeContext, load_handler
+from tests.support.reliability_kit import (
     UNAVAILABLE,
     FaultInjector,
     depth,
@@ -37,8 +39,6 @@ from reliability_kit import (
     queue_with_dlq,
     route,
 )
-from samples import event
-from stacks.ingest import MAX_RECEIVE_COUNT
 from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
@@ -51,6 +51,8 @@ from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.ingest import IngestStore
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
+
+pytestmark = pytest.mark.slow
 
 WL = "llama31-8b-cpt"
 BUS = "trncost-reliability"
@@ -74,14 +76,14 @@ class QueueClock:
 
 
 def agent_event(trial_id: str) -> dict:
-    e = event("agent_trial_run_completed")
+    e = load_event("agent_trial_run_completed")
     e["detail"]["run_id"] = f"{trial_id}-i-0a1b2c3d4e5f67890"
     e["detail"]["tags"]["trncost:trial"] = trial_id
     return e
 
 
 def batch_event(i: int) -> dict:
-    e = event("batch_job_succeeded")
+    e = load_event("batch_job_succeeded")
     job = f"0000{i:04d}-0a82-49aa-ba5a-4727fcce14a8"
     e["detail"]["jobId"] = job
     e["detail"]["jobArn"] = f"arn:aws:batch:us-east-1:123456789012:job/{job}"
@@ -89,22 +91,11 @@ def batch_event(i: int) -> dict:
 
 
 def permanent_event(i: int) -> dict:
-    e = event("sagemaker_training_job_completed")
+    e = load_event("sagemaker_training_job_completed")
     name = f"unknown-job-{i:02d}"
     e["detail"]["TrainingJobName"] = name
     e["detail"]["TrainingJobArn"] = f"arn:aws:sagemaker:us-east-1:123456789012:training-job/{name}"
     return e
-
-
-def put_event(events, e: dict, bus: str) -> None:
-    entry = {
-        "Source": e["source"],
-        "DetailType": e["detail-type"],
-        "Detail": json.dumps(e["detail"]),
-        "EventBusName": bus,
-        "Time": datetime.fromisoformat(e["time"].replace("Z", "+00:00")),
-    }
-    assert events.put_events(Entries=[entry])["FailedEntryCount"] == 0
 
 
 @pytest.fixture

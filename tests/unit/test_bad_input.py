@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from factories import candidate, inputs, instance_quote, snapshot, trial, workload
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from trncost.errors import DomainError, MissingEvidence, RequestFileError
 from trncost.estimate import estimate
 from trncost.model import (

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
+from tests.support.examples import EXAMPLE, example_estimates
 from trncost.cli import main
-from trncost.estimate import estimate
-from trncost.requestfile import load_estimate_file
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-8b" / "estimate.json"
 
 
 @pytest.fixture(scope="module")
 def example():
-    request = load_estimate_file(EXAMPLE)
-    return {i.candidate.instance_type: estimate(i) for i in request.inputs()}
+    return example_estimates()
 
 
 def test_example_covers_trn2_trn3_and_a_gpu(example):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from factories import candidate, inputs, instance_quote, snapshot, trial, workload
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from trncost.estimate import best_comparable, break_even_price, comparability, estimate
 
 PRICES = snapshot(instance_quote("p5.48xlarge", "55"))

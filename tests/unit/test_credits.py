@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from factories import candidate, inputs, instance_quote, snapshot, trial
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial
 from trncost.errors import DomainError
 from trncost.estimate import analyse, credits_runway, estimate
 from trncost.estimate.credits import civil_from_days, days_from_civil

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factories import candidate, inputs, instance_quote, snapshot, trial
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial
 from trncost.errors import MissingEvidence
 from trncost.estimate import analyse, decide, estimate
 

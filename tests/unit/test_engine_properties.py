@@ -8,81 +8,9 @@ from decimal import Decimal
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from factories import candidate, inputs, instance_quote, snapshot, trial, workload
+from tests.support.scenarios import scenarios
 from trncost.estimate import estimate
 from trncost.model import Estimate, EstimateInput, PriceSnapshot
-
-COUNTS = st.sampled_from([1, 2, 4, 8, 16])
-
-
-@st.composite
-def scenarios(draw, priced: bool | None = True) -> EstimateInput:
-    n_trial = draw(COUNTS)
-    trials = []
-    for i in range(draw(st.integers(1, 4))):
-        steady = draw(st.floats(60, 36_000))
-        tps = draw(st.floats(1e3, 1e6))
-        saves = draw(st.integers(0, 8))
-        failures = draw(st.integers(0, 3))
-        trials.append(
-            trial(
-                f"t-{i}",
-                count=n_trial,
-                phase=draw(st.sampled_from(["baseline", "target"])),
-                work=tps * steady,
-                wall={
-                    "compile_s": draw(st.floats(0, 7200)),
-                    "warmup_s": draw(st.floats(0, 900)),
-                    "steady_s": steady,
-                    "data_wait_s": draw(st.floats(0, 0.3)) * steady,
-                    "checkpoint_save_s": draw(st.floats(1, 300)) * saves if saves else None,
-                    "evaluation_s": draw(st.floats(0, 0.1)) * steady,
-                    "restart_s": draw(st.floats(0, 1800)) * failures if failures else None,
-                },
-                steady_throughput_samples=[tps * draw(st.floats(0.9, 1.1)) for _ in range(3)],
-                reliability={"failures": failures, "rerun_s": draw(st.floats(0, 600))},
-                checkpointing={
-                    "saves": saves,
-                    "size_gb": 50.0 if saves else None,
-                    "restore_verified": draw(st.booleans()),
-                },
-                usage={
-                    "log_ingest_gb": draw(st.floats(0, 5)),
-                    "transfer_out_gb": draw(st.floats(0, 500)),
-                    "transfer_inter_region_gb": draw(st.floats(0, 50)),
-                    "custom_metrics": draw(st.integers(0, 20_000)),
-                },
-            )
-        )
-    count = draw(st.one_of(st.just(n_trial), COUNTS))
-    priced_now = draw(st.booleans()) if priced is None else priced
-    prices = [instance_quote("c7i.16xlarge", "2.856")]
-    if priced_now:
-        prices.append(instance_quote("trn2.48xlarge", str(draw(st.decimals("1", "120", places=4)))))
-    assumptions = {
-        "idle_fraction": draw(st.floats(0, 0.8)),
-        "ebs_gb_per_instance": draw(st.floats(0, 2000)),
-        "checkpoints_retained": draw(st.integers(0, 5)),
-        "storage_months_after_run": draw(st.floats(0, 6)),
-        "data_preparation": {
-            "instance_type": "c7i.16xlarge",
-            "instance_hours": draw(st.floats(0, 500)),
-        },
-        "engineering_hours": draw(st.floats(0, 400)),
-        "engineering_hourly_usd": str(draw(st.decimals("0", "300", places=2))),
-    }
-    if draw(st.booleans()):
-        assumptions["checkpoint_interval_s"] = draw(st.floats(300, 14_400))
-    return inputs(
-        wl=workload(
-            target={"unit": "tokens", "amount": draw(st.floats(1e8, 1e12))},
-            dataset_gb=draw(st.floats(0, 100_000)),
-        ),
-        cand=candidate("trn2.48xlarge", count),
-        trials=trials,
-        prices=snapshot(*prices),
-        assumptions=assumptions,
-    )
 
 
 def with_assumption(inp: EstimateInput, **values) -> EstimateInput:

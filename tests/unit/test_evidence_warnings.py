@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factories import candidate, inputs, instance_quote, snapshot, trial
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial
 from trncost.estimate import estimate
 
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))

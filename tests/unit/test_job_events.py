@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from samples import event
+from tests.support.events import load_event
 from trncost.errors import UnusableEvent
 from trncost.metrics.events import parse_job_event
 from trncost.metrics.jobs import JobSource
@@ -14,7 +14,7 @@ from trncost.model.trial import Phase
 
 
 def test_a_completed_sagemaker_job_with_epoch_ms_strings():
-    ctx = parse_job_event(event("sagemaker_training_job_completed"))
+    ctx = parse_job_event(load_event("sagemaker_training_job_completed"))
     assert ctx.source == JobSource.sagemaker and ctx.status == "Completed"
     assert ctx.job_id == "llama31-8b-trn2-baseline-01"
     assert (ctx.workload_id, ctx.phase, ctx.run) == ("llama31-8b-cpt", Phase.baseline, "1")
@@ -28,13 +28,13 @@ def test_a_completed_sagemaker_job_with_epoch_ms_strings():
 
 
 def test_a_failed_sagemaker_job_with_epoch_ms_numbers():
-    ctx = parse_job_event(event("sagemaker_training_job_failed"))
+    ctx = parse_job_event(load_event("sagemaker_training_job_failed"))
     assert ctx.status == "Failed" and ctx.run == "2"
     assert ctx.started_at == datetime.fromtimestamp(1795870982, tz=UTC)
 
 
 def test_a_batch_job_joins_through_its_parameters():
-    ctx = parse_job_event(event("batch_job_succeeded"))
+    ctx = parse_job_event(load_event("batch_job_succeeded"))
     assert ctx.source == JobSource.batch and ctx.status == "SUCCEEDED"
     assert (ctx.workload_id, ctx.phase) == ("llama31-8b-cpt", Phase.target)
     assert (ctx.instance_type, ctx.instance_count) == ("p5.48xlarge", 4)
@@ -42,13 +42,13 @@ def test_a_batch_job_joins_through_its_parameters():
 
 
 def test_the_agent_event_names_its_trial():
-    ctx = parse_job_event(event("agent_trial_run_completed"))
+    ctx = parse_job_event(load_event("agent_trial_run_completed"))
     assert ctx.source == JobSource.agent and ctx.trial_id == "trn3-base-01"
     assert (ctx.instance_type, ctx.instance_count, ctx.region) == ("trn3.48xlarge", 1, "us-east-2")
 
 
 def test_a_scope_tag_says_what_the_clock_includes():
-    e = event("sagemaker_training_job_completed")
+    e = load_event("sagemaker_training_job_completed")
     e["detail"]["Tags"]["trncost:scope"] = "data_loading,checkpoints"
     scope = parse_job_event(e).timing_scope
     assert (scope.compile, scope.data_loading, scope.checkpoints, scope.evaluation) == (
@@ -73,7 +73,7 @@ def test_a_scope_tag_says_what_the_clock_includes():
     ],
 )
 def test_unusable_events_say_why(mutate, reason):
-    e = event("sagemaker_training_job_completed")
+    e = load_event("sagemaker_training_job_completed")
     mutate(e)
     with pytest.raises(UnusableEvent, match=reason):
         parse_job_event(e)
@@ -81,4 +81,4 @@ def test_unusable_events_say_why(mutate, reason):
 
 def test_an_untagged_job_is_not_ours():
     with pytest.raises(UnusableEvent, match="no trncost:workload tag"):
-        parse_job_event(event("sagemaker_training_job_untagged"))
+        parse_job_event(load_event("sagemaker_training_job_untagged"))

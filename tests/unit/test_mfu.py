@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factories import inputs, instance_quote, snapshot, trial, workload
+from tests.support.factories import inputs, instance_quote, snapshot, trial, workload
 from trncost.estimate import CHIP_PEAKS, estimate, mfu_check
 
 WL = workload()  # 8e9 parameters, tokens

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pricelist import ec2_instance, item, usage_items
+from tests.support.events import load_event
+from tests.support.pricelist import ec2_instance, item, usage_items
 from trncost.errors import PriceListItemError
 from trncost.model import PriceKey, UsageItem
 from trncost.pricing.capacity_blocks import capacity_block_quote
@@ -19,7 +19,6 @@ from trncost.pricing.parser import items_from_saved_file, parse_item
 from trncost.pricing.quotes import build_quote
 from trncost.settings import Catalog
 
-SAVED = Path(__file__).resolve().parents[1] / "events" / "pricelist" / "get_products_us_east_1.json"
 SNAP = "ps-test"
 
 
@@ -180,7 +179,7 @@ def test_malformed_items_raise_with_a_reason(text):
 
 
 def test_saved_files_in_every_shape_give_the_same_items():
-    page = json.loads(SAVED.read_text())
+    page = load_event("pricelist/get_products_us_east_1")
     as_items = items_from_saved_file(page)
     assert len(as_items) == 15
     assert len(items_from_saved_file([page, page])) == 30

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factories import candidate, inputs, instance_quote, snapshot, trial, workload
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from trncost.errors import DomainError
 from trncost.estimate import analyse, comparability, estimate, rank
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from factories import trial, workload
-from stubs import SAVED_US_EAST_1
+from tests.support.events import SAVED_PRICE_LIST
+from tests.support.factories import trial, workload
 from trncost.errors import RequestFileError
 from trncost.estimate import estimate
 from trncost.requestfile import load_estimate_file
@@ -45,7 +45,7 @@ def request(tmp_path, prices):
 
 
 def test_a_saved_price_list_prices_the_request_offline(tmp_path):
-    (tmp_path / "saved.json").write_text(SAVED_US_EAST_1.read_text())
+    (tmp_path / "saved.json").write_text(SAVED_PRICE_LIST.read_text())
     loaded = load_estimate_file(request(tmp_path, "saved.json"))
     assert loaded.prices.source == "saved_price_list_file"
     trn2, trn3 = (estimate(i) for i in loaded.inputs())

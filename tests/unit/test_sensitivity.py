@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 from hypothesis import assume, given, settings
-from test_engine_properties import scenarios
 
-from factories import inputs, instance_quote, snapshot, trial
+from tests.support.factories import inputs, instance_quote, snapshot, trial
+from tests.support.scenarios import scenarios
 from trncost.estimate import estimate, tornado
 
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))

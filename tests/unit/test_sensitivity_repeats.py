@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from factories import inputs, instance_quote, snapshot, trial
+from tests.support.factories import inputs, instance_quote, snapshot, trial
 from trncost.estimate import estimate, tornado
 
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import trncost.metrics.quantities as quantities_module
 import trncost.metrics.readings as readings_module
 import trncost.metrics.record as record_module
-from factories import workload
+from tests.support.factories import workload
 from trncost.errors import RecordError
 from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import MetricQuery, Series

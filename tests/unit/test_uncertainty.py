@@ -7,10 +7,9 @@ from decimal import Decimal
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_engine_properties import scenarios
-from test_worked_examples import example_one, example_two
 
-from factories import candidate, inputs, instance_quote, snapshot, trial
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial
+from tests.support.scenarios import example_one, example_two, scenarios
 from trncost.errors import DomainError, MissingEvidence
 from trncost.estimate import estimate, monte_carlo
 from trncost.estimate.uncertainty import gamma_quantile

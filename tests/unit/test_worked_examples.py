@@ -10,7 +10,16 @@ from decimal import Decimal
 
 import pytest
 
-from factories import candidate, inputs, instance_quote, quote, snapshot, trial, workload
+from tests.support.factories import (
+    candidate,
+    inputs,
+    instance_quote,
+    quote,
+    snapshot,
+    trial,
+    workload,
+)
+from tests.support.scenarios import example_one, example_two
 from trncost.estimate import break_even_price, estimate
 from trncost.model import CapacityBlockTerms, PriceKey, PurchaseOption
 
@@ -31,45 +40,7 @@ def close(actual: Decimal | None, expected: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Example 1: all six components, no failures, a 20 % idle share.
 # ---------------------------------------------------------------------------------------------
-def example_one():
-    t = trial(
-        "t-1",
-        phase="target",
-        count=2,
-        work=3.6e8,
-        wall={
-            "compile_s": 1800,
-            "compile_cache_hit": False,
-            "warmup_s": 360,
-            "steady_s": 3000,
-            "data_wait_s": 600,
-            "checkpoint_save_s": 120,
-            "evaluation_s": 180,
-        },
-        checkpointing={"saves": 2, "size_gb": 100, "restore_verified": True},
-        quality={"metric": "eval_loss", "value": 1.9},
-    )
-    return inputs(
-        wl=workload(dataset_gb=1000),
-        cand=candidate("trn2.48xlarge", 2),
-        trials=[t],
-        prices=snapshot(
-            instance_quote("trn2.48xlarge", "36.00"), instance_quote("c7i.16xlarge", "2.856")
-        ),
-        assumptions={
-            "idle_fraction": 0.2,
-            "ebs_gb_per_instance": 100,
-            "checkpoints_retained": 2,
-            "storage_months_after_run": 1,
-            "transfer_out_gb": 1000,
-            "transfer_inter_region_gb": 500,
-            "log_ingest_gb": 100,
-            "custom_metrics": 50,
-            "data_preparation": {"instance_type": "c7i.16xlarge", "instance_hours": 10},
-            "engineering_hours": 10,
-            "engineering_hourly_usd": "100",
-        },
-    )
+# The inputs: tests/support/scenarios.py example_one.
 
 
 def test_example_one_time_to_target():
@@ -161,31 +132,7 @@ def test_example_one_components_sum_to_total_and_every_line_is_traceable():
 # ---------------------------------------------------------------------------------------------
 # Example 2: measured failures (the fixed point), usage scaled from the trial, PENDING price.
 # ---------------------------------------------------------------------------------------------
-def example_two():
-    t = trial(
-        "t-a",
-        instance_type="trn3.48xlarge",
-        phase="target",
-        count=4,
-        work=1.44e9,
-        wall={
-            "compile_s": 3600,
-            "warmup_s": 0,
-            "steady_s": 7200,
-            "data_wait_s": 0,
-            "restart_s": 1200,
-        },
-        reliability={"failures": 2},
-        checkpointing={"restore_verified": True},
-        quality={"metric": "eval_loss", "value": 1.95},
-        usage={"log_ingest_gb": 4.8, "transfer_out_gb": 48},
-    )
-    return inputs(
-        cand=candidate("trn3.48xlarge", 4),
-        trials=[t],
-        prices=snapshot(),
-        assumptions={"checkpoint_interval_s": 1800},
-    )
+# The inputs: tests/support/scenarios.py example_two.
 
 
 def test_example_two_failure_fixed_point():

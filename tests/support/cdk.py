@@ -1,4 +1,7 @@
-"""Synthesize the CDK app once per test session, in-process, into a temporary cloud assembly."""
+"""Synthesizing the CDK app in tests, in-process, into a temporary cloud assembly.
+
+`app` (aws-cdk-lib, jsii) is imported only when a synth is asked for, so that collecting the
+unit tier does not pay for it."""
 
 from __future__ import annotations
 
@@ -10,9 +13,12 @@ from typing import Any
 
 import pytest
 
+# jsii (the bridge aws-cdk-lib runs on) warns on every call about Node 20; set before any test
+# module imports aws_cdk (this module is loaded with the fixtures, at startup).
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from app import build_app, cdk_json_context  # noqa: E402  (after the jsii env var)
+STAGE = "dev"
+DATA = f"{STAGE}/TrncostData"
 
 # What the CDK CLI adds to the context when it runs the app (`cdk synth`), so the in-process
 # assembly matches what gets deployed (e.g. the AWS::CDK::Metadata resource). Except bundling:
@@ -25,6 +31,13 @@ CLI_CONTEXT = {
     "aws:cdk:version-reporting": True,
     "aws:cdk:bundling-stacks": [],
 }
+
+
+def cdk_json_context() -> dict[str, Any]:
+    """A fresh copy of cdk.json's context (app.cdk_json_context)."""
+    from app import cdk_json_context as read
+
+    return read()
 
 
 @dataclass
@@ -41,6 +54,11 @@ class Synthesized:
         if self.error is not None:
             pytest.fail(f"cdk synth failed: {self.error}")
         return self.assembly
+
+    def template(self, stack: str) -> dict[str, Any]:
+        """The template of stack path `stack` (e.g. "dev/TrncostData"); fails if synth did."""
+        self.require()
+        return self.templates[stack]
 
     @property
     def validation_report(self) -> dict[str, Any]:
@@ -61,27 +79,9 @@ def synthesize(app: Any, outdir: Path) -> Synthesized:
     return result
 
 
-@pytest.fixture(scope="session")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    """The real app (cdk.json context, every stage), synthesized once per session."""
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = build_app({**cdk_json_context(), **CLI_CONTEXT}, str(outdir))
-    return synthesize(app, outdir)
+def synthesize_real_app(outdir: Path) -> Synthesized:
+    """The real app (cdk.json context, every stage, the CLI's context keys) into `outdir`."""
+    context = cdk_json_context()
+    from app import build_app
 
-
-@pytest.fixture
-def cdk_context() -> dict[str, Any]:
-    """A fresh copy of cdk.json's context, safe to modify."""
-    return cdk_json_context()
-
-
-@pytest.fixture
-def cli_context() -> dict[str, Any]:
-    """The context keys the CDK CLI adds, for throwaway apps built in a test."""
-    return dict(CLI_CONTEXT)
-
-
-@pytest.fixture(name="synthesize")
-def synthesize_fixture() -> Any:
-    """`synthesize(app, outdir) -> Synthesized`, for throwaway apps built in a test."""
-    return synthesize
+    return synthesize(build_app({**context, **CLI_CONTEXT}, str(outdir)), outdir)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from factories import trial as make_trial
-from factories import workload
+from tests.support.factories import trial as make_trial
+from tests.support.factories import workload
 from trncost.launch.base import LaunchedJob, LaunchRequest
 from trncost.model.trial import TrialRun
 from trncost.workflow.budget import Rate

@@ -9,25 +9,21 @@ import uuid
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
+from tests.support.events import saved_price_list
 from trncost import aws
 from trncost.pricing.catalog import queries_for
 from trncost.pricing.parser import parse_item
 from trncost.settings import Catalog
 
-SAVED_US_EAST_1 = (
-    Path(__file__).resolve().parent / "events" / "pricelist" / "get_products_us_east_1.json"
-)
-
 
 def saved_items() -> list[str]:
-    return list(json.loads(SAVED_US_EAST_1.read_text())["PriceList"])
+    return list(saved_price_list()["PriceList"])
 
 
 def pricing_client() -> Any:

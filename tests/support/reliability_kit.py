@@ -5,7 +5,6 @@ botocore's own retries (standard mode) see real HTTP error responses."""
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 import threading
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-import stubs
+from tests.support import moto_env, stubs
 
 # -- the figures ------------------------------------------------------------------------------
 FIGURES: dict[str, dict[str, object]] = {}
@@ -34,41 +33,9 @@ def add(section: str, name: str, value: int) -> None:
     FIGURES[section][name] = int(FIGURES[section].get(name, 0)) + value  # type: ignore[arg-type]
 
 
-# -- moto -------------------------------------------------------------------------------------
-_DYNAMODB_LOCK = threading.RLock()
-DYNAMODB_ITEM_OPS = (
-    "put_item",
-    "update_item",
-    "delete_item",
-    "get_item",
-    "query",
-    "transact_write_items",
-)
-AWS_ENV = {
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-}
-
-
-def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def locked(*args: Any, **kwargs: Any) -> Any:
-        with _DYNAMODB_LOCK:
-            return method(*args, **kwargs)
-
-    return locked
-
-
-def atomic_dynamodb(mp: pytest.MonkeyPatch) -> None:
-    """DynamoDB applies a conditional write atomically; moto's in-process backend does not when
-    threads race. Serialising its item operations restores the real guarantee."""
-    from moto.dynamodb.models import DynamoDBBackend
-
-    for name in DYNAMODB_ITEM_OPS:
-        mp.setattr(DynamoDBBackend, name, _atomic(getattr(DynamoDBBackend, name)))
+# -- moto: tests/support/moto_env.py, and Powertools without tracing ----------------------------
+POWERTOOLS_ENV = {"POWERTOOLS_TRACE_DISABLED": "true"}
+AWS_ENV = {**moto_env.AWS_ENV, **POWERTOOLS_ENV}
 
 
 def no_retry_sleep(mp: pytest.MonkeyPatch) -> None:
