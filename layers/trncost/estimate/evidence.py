@@ -20,7 +20,7 @@ from trncost.estimate.mfu import mfu_check
 from trncost.estimate.readings import TrialReadings
 from trncost.model.analysis import ScalingFit
 from trncost.model.candidate import Candidate
-from trncost.model.provenance import UserAssumption
+from trncost.model.provenance import PublishedReference
 from trncost.model.trial import Phase, TrialRun
 from trncost.model.workload import Workload
 
@@ -71,6 +71,7 @@ class Evidence(TrialReadings):
                 f"with quality-meeting work and steady time; have: {seen}",
                 missing=["completed baseline or target trial with quality-meeting work"],
             )
+        self._fit: ScalingFit | None = None
         self._check_consistency()
 
     # -- work units ------------------------------------------------------------------------
@@ -177,23 +178,49 @@ class Evidence(TrialReadings):
             return self._rate_at(count)
         if len(counts) >= MIN_FIT_COUNTS:
             return self._fitted(count, counts)
-        nearest = min(counts, key=lambda m: (abs(m - count), -m))
-        base = self._rate_at(nearest)
-        assert base.value is not None
-        assumption = led.row(
-            "assumption:linear_scaling",
-            f"throughput scales linearly from {nearest} to {count} instances",
-            True,
-            None,
-            UserAssumption(
-                name="linear scaling",
-                note="no trial at this instance count; run one or give ≥ 3 counts for a fit",
-            ),
-        )
+        return self._from_prior(count, counts)
+
+    def _from_prior(self, count: int, counts: list[int]) -> Measured[float]:
+        """Below 3 measured counts: the published scaling prior from the nearest count(s)
+        (estimate/scaling_prior.py): linear is its upper bound, never its centre."""
+        from trncost.estimate.scaling_prior import PRIOR, exponent_prior
+
+        led, unit = self.ledger, self.workload.target.unit
+        rates = {m: self._rate_at(m) for m in counts}
+        prior = exponent_prior([(m, r.value) for m, r in rates.items()], count)
+        alpha = prior.median_exponent
+        if prior.fixed is None:
+            exponent_row = led.row(
+                "scaling:exponent",
+                "scaling exponent α (published prior median; 1 = linear)",
+                alpha,
+                None,
+                PublishedReference(
+                    sources=[PRIOR.source],
+                    figure=prior.describe(),
+                    data_file="trncost/estimate/data/scaling_prior.json",
+                ),
+            )
+        else:
+            exponent_row = led.derived(
+                "scaling:exponent",
+                "scaling exponent α between the two measured counts",
+                alpha,
+                None,
+                "ln(X(n₂)/X(n₁)) / ln(n₂/n₁)",
+                [rates[m].row_id for m in counts],
+            )
+        measured = ", ".join(map(str, counts))
         led.warn(
             "unmeasured_instance_count",
-            f"no trial at {count} instances (measured: {', '.join(map(str, counts))}); "
-            f"throughput scaled linearly from {nearest}, which real scaling rarely reaches",
+            f"no trial at {count} instances (measured: {measured}); throughput scaled from "
+            f"{prior.anchor} by (n/{prior.anchor})^α with α = {alpha:.3g} "
+            + (
+                "(the published scaling prior's median: linear scaling, α = 1, is its upper "
+                "bound; run a trial at ≥ 3 counts for a fit)"
+                if prior.fixed is None
+                else "(the exponent measured between the two counts)"
+            ),
         )
         if count > EXTRAPOLATION_LIMIT * max(counts):
             led.warn(
@@ -201,14 +228,14 @@ class Evidence(TrialReadings):
                 f"{count} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured "
                 f"count ({max(counts)}): the estimate reaches past its evidence",
             )
-        value = base.value * count / nearest
+        value = prior.point
         row = led.derived(
             f"throughput:n={count}",
-            f"throughput at {count} instances",
+            f"throughput at {count} instances (scaled from {prior.anchor}, α = {alpha:.3g})",
             value,
             f"{unit}/s",
-            f"throughput(n={nearest}) × {count} / {nearest}",
-            [base.row_id, assumption],
+            f"throughput(n={prior.anchor}) × ({count} / {prior.anchor})^α",
+            [rates[prior.anchor].row_id, exponent_row],
         )
         return Measured(value, row)
 
@@ -218,17 +245,37 @@ class Evidence(TrialReadings):
 
     def scaling_fit(self) -> ScalingFit:
         """USL/Amdahl fit over every measured count (DomainError below 3 counts)."""
-        rates = [(m, self._rate_at(m)) for m in self.measured_counts()]
-        from trncost.estimate.scaling import fit_scaling  # numpy: only when a fit is needed
+        if self._fit is not None:
+            return self._fit
+        counts = self.measured_counts()
+        rates = [(m, self._rate_at(m)) for m in counts]
+        from trncost.estimate.scaling import fit_scaling, noise_per_count  # numpy: on demand
 
-        return fit_scaling([(m, r.value) for m, r in rates], [r.row_id for _, r in rates])
+        noise = noise_per_count(
+            [self.spread_at(m) for m in counts], [len(self._used_at(m)) for m in counts]
+        )
+        self._fit = fit_scaling(
+            [(m, r.value) for m, r in rates], [r.row_id for _, r in rates], noise
+        )
+        return self._fit
+
+    def spread_at(self, count: int) -> float | None:
+        """The relative spread of throughput at `count`: between the trials there, or (one
+        trial) between its steady samples; None when neither can be measured."""
+        rates = self.rates_by_trial(count)
+        values = rates if len(rates) >= 2 else self.samples_at(count)
+        if len(values) < 2:
+            return None
+        mean = sum(values) / len(values)
+        var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+        return math.sqrt(var) / mean if mean > 0 else None
 
     def _fitted(self, count: int, counts: list[int]) -> Measured[float]:
         led, unit = self.ledger, self.workload.target.unit
         fit = self.scaling_fit()
         p = fit.parameters
         inputs = [pt.row_id for pt in fit.points]
-        formula = f"{fit.method}; {fit.model} chosen: {fit.choice}"
+        formula = f"{fit.method}; {fit.choice}"
         param_rows = [
             led.derived(f"scaling:{name}", label, value, u, formula, inputs)
             for name, label, value, u in (
@@ -240,8 +287,8 @@ class Evidence(TrialReadings):
         led.warn(
             "unmeasured_instance_count",
             f"no trial at {count} instances (measured: {', '.join(map(str, counts))}); "
-            f"throughput from the {fit.model} scaling fit over {len(counts)} counts "
-            f"(λ={p.lam:.6g}, σ={p.sigma:.4g}, κ={p.kappa:.4g})",
+            f"throughput from the scaling fit over {len(counts)} counts ({_weights(fit)}; "
+            f"{fit.model}: λ={p.lam:.6g}, σ={p.sigma:.4g}, κ={p.kappa:.4g})",
         )
         if count > EXTRAPOLATION_LIMIT * max(counts):
             led.warn(
@@ -252,10 +299,11 @@ class Evidence(TrialReadings):
         value = fit.predict(count)
         row = led.derived(
             f"throughput:n={count}",
-            f"throughput at {count} instances ({fit.model} scaling fit)",
+            f"throughput at {count} instances (scaling fit: {_weights(fit)})",
             value,
             f"{unit}/s",
-            f"{fit.formula} at n={count}",
+            f"Akaike-weighted geometric mean of linear, Amdahl and USL at n={count} "
+            f"({_weights(fit)})",
             param_rows,
         )
         return Measured(value, row)
@@ -313,6 +361,12 @@ class Evidence(TrialReadings):
             measurement(used, "Σ quality-meeting work / Σ end-to-end wall seconds"),
         )
         return Measured(value, row)
+
+def _weights(fit: ScalingFit) -> str:
+    return ", ".join(
+        f"{m} {w:.0%}" for m, w in sorted(fit.weights.items(), key=lambda t: -t[1]) if w >= 0.005
+    )
+
 
 def _clock(t: TrialRun) -> float:
     return t.wall.steady_s + (t.wall.data_wait_s or 0.0)

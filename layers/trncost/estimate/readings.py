@@ -19,6 +19,9 @@ from trncost.estimate.measured import (
     measurement,
     not_measured,
 )
+from trncost.estimate.failure_prior import posterior
+from trncost.model.assumptions import FleetFailurePrior
+from trncost.model.candidate import Candidate
 from trncost.model.trial import TrialRun
 
 
@@ -28,6 +31,7 @@ class TrialReadings:
 
     trials: list[TrialRun]
     usable: list[TrialRun]
+    candidate: Candidate
     ledger: Ledger
 
     # -- one-time and periodic costs in time ----------------------------------------------
@@ -190,26 +194,65 @@ class TrialReadings:
         )
 
     # -- failures --------------------------------------------------------------------------
-    def failure_rate(self) -> Measured[float]:
-        failures = sum(t.reliability.failures for t in self.trials)
-        hours = sum(t.instance_hours for t in self.trials)
-        value = failures / hours if hours > 0 else 0.0
+    def failure_rate(self, fleet: FleetFailurePrior | None = None) -> Measured[float]:
+        """Failures per instance-hour: the failure prior updated with the trials' failures and
+        exposure (estimate/failure_prior.py); the trials alone when they contradict it."""
+        post = posterior(self.trials, self.candidate.instance_type, fleet)
+        failures, hours = post.failures, post.hours
+        observed = self.ledger.row(
+            "failure:observed",
+            "failures per instance-hour in the trials",
+            failures / hours if hours > 0 else 0.0,
+            "1/instance-hour",
+            measurement(self.trials, f"Σ failures ({failures}) / Σ instance-hours ({hours:.4g})"),
+        )
+        prior = post.prior
+        if prior is None:
+            self.ledger.warn(
+                "no_failure_prior",
+                f"no failure prior for {self.candidate.instance_type} (its accelerators per "
+                "instance are not on record): the failure rate rests on the trials alone",
+            )
+            inputs, formula = [observed], "Σ failures / Σ instance-hours (no prior)"
+        else:
+            prior_row = self.ledger.row(
+                "failure:prior",
+                prior.label,
+                prior.mean,
+                "1/instance-hour",
+                prior.provenance,
+            )
+            if post.conflict_p is not None:
+                self.ledger.warn(
+                    "failure_prior_conflict",
+                    f"{failures} failures in {hours:.3g} instance-hours is more than the failure "
+                    f"prior ({prior.mean:.3g} per instance-hour) allows (P = {post.conflict_p:.2g}"
+                    "): this fleet is not like the published ones, so the trials speak alone",
+                )
+                inputs = [observed, prior_row]
+                formula = "Σ failures / Σ instance-hours (the trials contradict the prior)"
+            else:
+                inputs = [prior_row, observed]
+                formula = (
+                    f"(shape {prior.shape:g} + Σ failures) / (prior {prior.rate:.6g} "
+                    "instance-h + Σ instance-hours): Gamma–Poisson posterior mean"
+                )
         if failures == 0:
+            basis = (
+                f"the failure prior ({prior.mean:.3g} per instance-hour)"
+                if prior is not None
+                else "0 (no prior); long runs do fail"
+            )
             self.ledger.warn(
                 "no_failures_observed",
-                f"no failure in {hours:.1f} measured instance-hours: the failure rate "
-                "is 0 within the evidence; long runs do fail",
+                f"no failure in {hours:.1f} measured instance-hours: the failure rate is "
+                f"{basis}, updated with that exposure",
             )
-        return Measured(
-            value,
-            self.ledger.row(
-                "failure:rate",
-                "failures per instance-hour",
-                value,
-                "1/instance-hour",
-                measurement(self.trials, "Σ failures / Σ instance-hours"),
-            ),
+        row = self.ledger.derived(
+            "failure:rate", "failures per instance-hour", post.point, "1/instance-hour",
+            formula, inputs,
         )
+        return Measured(post.point, row)
 
     def restart_s(self) -> MaybeMeasured:
         used = [

@@ -1,35 +1,55 @@
-"""Scaling fit: throughput at instance counts the trials did not run, from those they did.
+"""Scaling: throughput at instance counts the trials did not run, and how sure that is.
 
-Universal Scalability Law (Gunther):   X(n) = λn / (1 + σ(n−1) + κn(n−1))
-Amdahl's law is the κ = 0 case.        λ: one instance's throughput, σ: contention, κ: coherency.
+Three models (n instances, X throughput, λ one instance's throughput):
 
-Method (numpy only). The USL is linear in its parameters once inverted:
+    linear   X(n) = λn
+    Amdahl   X(n) = λn / (1 + σ(n−1))                      σ: contention
+    USL      X(n) = λn / (1 + σ(n−1) + κn(n−1))            κ: coherency (Gunther)
 
-    y(n) = n / X(n) = a + b·(n−1) + c·n(n−1),   a = 1/λ, b = σ/λ, c = κ/λ
+Fit. Each model is linear in its parameters once inverted, y(n) = n / X(n) = a + b(n−1) +
+c·n(n−1) with a = 1/λ, b = σ/λ, c = κ/λ, so each fit is a weighted linear least squares
+(numpy only). Each equation is divided by y·sᵢ: the residual is the relative throughput error
+(X/X̂ − 1 to first order) in units of that count's noise sᵢ, where
 
-so the fit is a linear least squares for (a, b, c). Each equation is divided by its measured
-y, so the residual minimised is (y − ŷ)/y = X/X̂ − 1: the relative error in throughput (to
-first order), which keeps a large count's big numbers from drowning a small count's. The
-constraints λ > 0, σ ≥ 0, κ ≥ 0 are met exactly by solving on every face of the feasible
-region (all parameters free; κ = 0; σ = 0; both 0) and keeping the feasible solution with the
-least residual: for a convex least squares that is the constrained optimum.
+    sᵢ² = cvᵢ² / kᵢ + s_floor²
 
-Choice. With 3 counts the USL has no residual degree of freedom (it passes through every
-point), so Amdahl is kept unless the measurements are retrograde (throughput falls at a larger
-count), which Amdahl cannot follow. With ≥ 4 counts the model with the smaller residual
-variance per degree of freedom, RSS / (counts − parameters), wins; a tie keeps Amdahl. A USL
-fit whose κ comes out 0 *is* Amdahl.
+cvᵢ is the spread between the kᵢ trials at that count (their steady samples when there is one
+trial), and s_floor (priors file) is how closely real curves follow any of the three families.
+σ ≥ 0 and κ ≥ 0 are met exactly by solving on every face of the feasible region and keeping the
+feasible solution with the least residual (for a convex least squares: the constrained optimum).
+
+Model form. The noise is known, so Akaike's criterion is AIC = χ² + 2k (k = 1, 2, 3 parameters)
+and the Akaike weights are w ∝ exp(−ΔAIC / 2). The point value is the weighted geometric mean
+of the three models' predictions: it says which models it rests on and by how much. With 3
+counts the USL passes through every point (χ² = 0, AIC = 6), so it carries weight exactly when
+Amdahl misses the points by more than their noise (χ²_A > 2): the old rule "Amdahl unless
+retrograde" always chose Amdahl on 3 counts, which over-predicted retrograde scaling.
+
+Uncertainty. A parametric bootstrap: B replicates of the measured throughputs perturbed by their
+noise, Xᵢ* = Xᵢ·exp(sᵢ·Z), each refitted with the three models and the AIC winner kept
+(bootstrap model selection, Buckland, Burnham & Augustin 1997): parameter and model-form
+uncertainty in one set of curves, which fan out away from the measured counts. Past the measured
+range each draw gets a further log-normal spread of τ per doubling of distance (model
+discrepancy: the true curve is none of the three); τ and s_floor come from published multi-scale
+results (estimate/data/scaling_prior.json, fitted by `make calibrate`).
+
+Fewer than 3 counts: see estimate/scaling_prior.py (a published prior over the scaling exponent,
+linear its upper bound).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
 from trncost.errors import DomainError
 from trncost.estimate.evidence import MIN_FIT_COUNTS  # defined once, with the evidence
+from trncost.estimate.scaling_prior import PRIOR, distance_doublings
 from trncost.model.analysis import ScalingFit, ScalingParameters, ScalingPoint
 
 FloatArray = NDArray[np.float64]
@@ -37,46 +57,103 @@ Face = tuple[int, ...]  # the columns of [1, n−1, n(n−1)] left free (the oth
 
 USL_FORMULA = "X(n) = λn / (1 + σ(n−1) + κn(n−1))"
 AMDAHL_FORMULA = "X(n) = λn / (1 + σ(n−1))"
+LINEAR_FORMULA = "X(n) = λn"
+FORMULAS = {"usl": USL_FORMULA, "amdahl": AMDAHL_FORMULA, "linear": LINEAR_FORMULA}
 METHOD = (
-    "weighted linear least squares of n/X(n) on [1, n−1, n(n−1)] (weights 1/(n/X(n)): "
-    "relative throughput error), λ > 0, σ ≥ 0, κ ≥ 0 enforced by solving on each face"
+    "weighted linear least squares of n/X(n) on [1, n−1, n(n−1)], each count weighted by "
+    "1/(n/X · its noise); λ > 0, σ ≥ 0, κ ≥ 0 enforced on each face; linear, Amdahl and USL "
+    "weighted by Akaike's criterion (χ² + 2k, noise known); uncertainty by parametric bootstrap "
+    "with model selection in each replicate"
 )
+MODELS = ("linear", "amdahl", "usl")
+FACES: dict[str, tuple[Face, ...]] = {
+    "linear": ((0,),),
+    "amdahl": ((0, 1), (0,)),
+    "usl": ((0, 1, 2), (0, 1), (0, 2), (0,)),
+}
+PARAMS = {"linear": 1, "amdahl": 2, "usl": 3}
+REPLICATES = 400
+BOOTSTRAP_SEED = 20_140_314  # the fit is deterministic: its replicates never depend on a caller
 
 
-def _solve(n: FloatArray, y: FloatArray, columns: Face, n_params: int) -> ScalingParameters | None:
-    design = np.stack([np.ones_like(n), n - 1, n * (n - 1)], axis=1)[:, columns]
-    w = 1.0 / y
-    coef, *_ = np.linalg.lstsq(design * w[:, None], y * w, rcond=None)
-    full = np.zeros(3)
-    full[list(columns)] = coef
-    a, b, c = float(full[0]), float(full[1]), float(full[2])
-    if a <= 0 or b < -1e-15 or c < -1e-15:
-        return None
-    b, c = max(b, 0.0), max(c, 0.0)
-    fitted = a + b * (n - 1) + c * n * (n - 1)
-    rss = float(np.sum(((y - fitted) / y) ** 2))
+def _design(n: FloatArray) -> FloatArray:
+    return np.stack([np.ones_like(n), n - 1, n * (n - 1)], axis=1)
+
+
+def _fit_batch(n: FloatArray, x: FloatArray, s: FloatArray, model: str) -> tuple[FloatArray, ...]:
+    """(coefficients (B, 3), χ² (B,)) of `model` fitted to each row of throughputs x (B, m)."""
+    y = n / x
+    w = 1.0 / (y * s)
+    design = _design(n)
+    scale = np.array([1.0, 1.0 / max(n[-1], 1.0), 1.0 / max(n[-1] ** 2, 1.0)])
+    best_coef = np.zeros((x.shape[0], 3))
+    best_chi = np.full(x.shape[0], np.inf)
+    for face in FACES[model]:
+        cols = list(face)
+        d = design[:, cols] * scale[cols]  # column scaling keeps the normal equations sane
+        a = d[None, :, :] * w[:, :, None]
+        ata = np.einsum("bmi,bmj->bij", a, a)
+        atb = np.einsum("bmi,bm->bi", a, y * w)
+        coef_scaled = np.linalg.solve(ata, atb[:, :, None])[:, :, 0]
+        full = np.zeros_like(best_coef)
+        full[:, cols] = coef_scaled * scale[cols]
+        ok = (full[:, 0] > 0) & (full[:, 1] >= -1e-12 * full[:, 0]) & (full[:, 2] >= -1e-15)
+        full[:, 1:] = np.maximum(full[:, 1:], 0.0)
+        chi = np.sum(((y - full @ design.T) * w) ** 2, axis=1)
+        better = ok & (chi < best_chi)
+        best_coef[better], best_chi[better] = full[better], chi[better]
+    return best_coef, best_chi
+
+
+def _predict(coef: FloatArray, count: float) -> FloatArray:
+    """Throughput at `count` for each row of coefficients (a, b, c)."""
+    return count / (coef[..., 0] + coef[..., 1] * (count - 1) + coef[..., 2] * count * (count - 1))
+
+
+def _params(coef: FloatArray, chi: float, dof: int) -> ScalingParameters:
+    a, b, c = (float(v) for v in coef)
     return ScalingParameters(
-        lam=float(1 / a),
-        sigma=float(b / a),
-        kappa=float(c / a),
-        weighted_rss=rss,
-        dof=len(n) - n_params,
+        lam=1 / a, sigma=b / a, kappa=c / a, weighted_rss=float(chi), dof=dof
     )
 
 
-def _best(n: FloatArray, y: FloatArray, faces: Sequence[Face], n_params: int) -> ScalingParameters:
-    solutions = [s for f in faces if (s := _solve(n, y, f, n_params)) is not None]
-    # (0,) alone is always feasible: a = weighted mean of y > 0.
-    return min(solutions, key=lambda s: s.weighted_rss)
+@dataclass(frozen=True)
+class Bootstrap:
+    """The replicate curves of a fit: coefficients (B, 3) of each replicate's AIC winner."""
+
+    coef: FloatArray
+    chosen: tuple[str, ...]
+    n_min: int
+    n_max: int
+
+    def at(self, count: float) -> FloatArray:
+        return _predict(self.coef, count)
+
+    def model_shares(self) -> dict[str, float]:
+        return {m: self.chosen.count(m) / len(self.chosen) for m in MODELS}
+
+
+def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[float]:
+    """sᵢ = √(cvᵢ²/kᵢ + s_floor²): a count without a measured spread gets the others' mean."""
+    known = [c for c in cvs if c is not None]
+    typical = float(np.sqrt(np.mean(np.square(known)))) if known else 0.0
+    floor = PRIOR.model_floor
+    return [
+        math.sqrt(((c if c is not None else typical) ** 2) / max(k, 1) + floor**2)
+        for c, k in zip(cvs, trials, strict=True)
+    ]
 
 
 def fit_scaling(
-    points: Sequence[tuple[int, float]], row_ids: Sequence[str] | None = None
+    points: Sequence[tuple[int, float]],
+    row_ids: Sequence[str] | None = None,
+    noise: Sequence[float] | None = None,
 ) -> ScalingFit:
-    """Fit USL and Amdahl to (instance count, throughput) points and choose between them.
+    """Fit linear, Amdahl and USL to (instance count, throughput) points and weigh them.
 
-    Raises DomainError with the reason when the points cannot support a fit (fewer than 3
-    distinct counts, a repeated count, a non-positive count or throughput).
+    `noise` is each point's relative noise sᵢ (default: the model floor alone). Raises
+    DomainError with the reason when the points cannot support a fit (fewer than 3 distinct
+    counts, a repeated count, a non-positive count or throughput).
     """
     counts = [int(c) for c, _ in points]
     if len(set(counts)) != len(counts):
@@ -85,85 +162,167 @@ def fit_scaling(
         raise DomainError(
             f"scaling fit needs throughput at ≥ {MIN_FIT_COUNTS} instance counts, have "
             f"{len(counts)} ({', '.join(map(str, sorted(counts))) or 'none'}): below that "
-            "trncost scales linearly from the nearest count, as a flagged user assumption"
+            "trncost scales from the nearest count with the published scaling prior"
         )
     if any(c < 1 for c in counts) or any(not (x > 0 and np.isfinite(x)) for _, x in points):
         raise DomainError("scaling fit: counts must be ≥ 1 and throughputs positive and finite")
     ids = list(row_ids) if row_ids is not None else [f"throughput:n={c}" for c in counts]
+    s_all = list(noise) if noise is not None else [PRIOR.model_floor] * len(counts)
     order = np.argsort(counts)
     n = np.array(counts, dtype=float)[order]
     x = np.array([float(v) for _, v in points])[order]
+    s = np.array(s_all, dtype=float)[order]
     ids = [ids[i] for i in order]
-    y = n / x
-
-    usl = _best(n, y, [(0, 1, 2), (0, 1), (0, 2), (0,)], 3)
-    amdahl = _best(n, y, [(0, 1), (0,)], 2)
     m = len(n)
-    retrograde = bool(np.any(np.diff(x) < 0))
+
+    fits = {model: _fit_batch(n, x[None, :], s, model) for model in MODELS}
+    aic = {model: float(chi[0]) + 2 * PARAMS[model] for model, (_, chi) in fits.items()}
+    best = min(aic.values())
+    raw = {model: math.exp(-(a - best) / 2) for model, a in aic.items()}
+    total = sum(raw.values())
+    weights = {model: raw[model] / total for model in MODELS}
+    params = {
+        model: _params(coef[0], chi[0], m - PARAMS[model]) for model, (coef, chi) in fits.items()
+    }
+    chosen = max(MODELS, key=lambda k: (weights[k], -PARAMS[k]))
     notes: list[str] = []
-    if usl.kappa == 0:
-        chosen, choice = "amdahl", "the USL fit has κ = 0: it is Amdahl's law"
-    elif m == MIN_FIT_COUNTS:
-        if retrograde:
-            chosen = "usl"
-            choice = (
-                "throughput falls at a larger count (retrograde), which Amdahl cannot follow; "
-                "with 3 counts the USL passes through every point (no residual degree of freedom)"
-            )
-        else:
-            chosen = "amdahl"
-            choice = (
-                "3 counts leave the USL no residual degree of freedom; Amdahl keeps one and "
-                "the measurements are not retrograde"
-            )
-    else:
-        s_usl, s_amdahl = usl.weighted_rss / (m - 3), amdahl.weighted_rss / (m - 2)
-        if s_usl < s_amdahl:
-            chosen = "usl"
-            choice = (
-                f"USL residual variance per degree of freedom {s_usl:.3g} < Amdahl's {s_amdahl:.3g}"
-            )
-        else:
-            chosen = "amdahl"
-            choice = (
-                f"Amdahl residual variance per degree of freedom {s_amdahl:.3g} ≤ USL's "
-                f"{s_usl:.3g}: the extra parameter does not pay for itself"
-            )
-    params = usl if chosen == "usl" else amdahl
-    if params.sigma == 0 and params.kappa == 0:
+    p = params[chosen]
+    if p.sigma == 0 and p.kappa == 0:
         notes.append("σ = κ = 0: the measurements scale linearly (or better) within the fit")
-    if params.sigma > 1:
-        notes.append(f"σ = {params.sigma:.3g} > 1: more instances are slower than one")
-    lam, sig, kap = params.lam, params.sigma, params.kappa
-    fitted = lam * n / (1 + sig * (n - 1) + kap * n * (n - 1))
-    pts = [
+    if p.sigma > 1:
+        notes.append(f"σ = {p.sigma:.3g} > 1: more instances are slower than one")
+    if params["usl"].kappa == 0 and chosen != "linear":
+        notes.append("the USL fit has κ = 0 here: it is Amdahl's law")
+    choice = ", ".join(
+        f"{k} {weights[k]:.0%} (AIC {aic[k]:.3g})" for k in sorted(MODELS, key=lambda k: -weights[k])
+    )
+    fit = ScalingFit(
+        model=chosen,
+        formula=FORMULAS[chosen],
+        method=METHOD,
+        parameters=p,
+        usl=params["usl"],
+        amdahl=params["amdahl"],
+        linear=params["linear"],
+        weights=weights,
+        choice=f"Akaike weights (noise known: AIC = χ² + 2k): {choice}",
+        points=[],
+        max_measured_count=int(n[-1]),
+        min_measured_count=int(n[0]),
+        noise=[float(v) for v in s],
+        notes=notes,
+    )
+    fitted = [fit.predict(float(c)) for c in n]
+    lam = p.lam
+    points = [
         ScalingPoint(
             count=int(n[i]),
             throughput=float(x[i]),
-            fitted=float(fitted[i]),
+            fitted=fitted[i],
             residual=float(x[i] - fitted[i]),
             relative_residual=float((x[i] - fitted[i]) / x[i]),
             efficiency=float(x[i] / (n[i] * lam)),
-            fitted_efficiency=float(1 / (1 + sig * (n[i] - 1) + kap * n[i] * (n[i] - 1))),
+            fitted_efficiency=float(fitted[i] / (n[i] * lam)),
             row_id=ids[i],
         )
         for i in range(m)
     ]
-    return ScalingFit(
-        model=chosen,
-        formula=USL_FORMULA if chosen == "usl" else AMDAHL_FORMULA,
-        method=METHOD,
-        parameters=params,
-        usl=usl,
-        amdahl=amdahl,
-        choice=choice,
-        points=pts,
-        max_measured_count=int(n[-1]),
-        notes=notes,
+    return fit.model_copy(update={"points": points})
+
+
+def bootstrap(fit: ScalingFit, replicates: int = REPLICATES) -> Bootstrap:
+    """Replicate curves of `fit`: its measured points perturbed by their noise, refitted with
+    the three models, the AIC winner of each replicate kept."""
+    n = np.array([p.count for p in fit.points], dtype=float)
+    x = np.array([p.throughput for p in fit.points])
+    s = np.array(fit.noise or [PRIOR.model_floor] * len(n))
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    xs = x[None, :] * np.exp(s[None, :] * rng.standard_normal((replicates, len(n))))
+    coefs, scores = [], []
+    for model in MODELS:
+        coef, chi = _fit_batch(n, xs, s, model)
+        coefs.append(coef)
+        scores.append(chi + 2 * PARAMS[model])
+    pick = np.argmin(np.stack(scores, axis=1), axis=1)
+    coef = np.stack(coefs, axis=1)[np.arange(replicates), pick]
+    return Bootstrap(
+        coef=coef,
+        chosen=tuple(MODELS[i] for i in pick),
+        n_min=int(n[0]),
+        n_max=int(n[-1]),
     )
 
 
+@dataclass(frozen=True)
+class FitPredictive:
+    """The throughput at one count from a ≥ 3-count fit: the bootstrap curves there, a run's
+    own spread, and the discrepancy spread past the measured range."""
+
+    fit: ScalingFit
+    boot: Bootstrap
+    count: int
+    run_cv: float
+
+    @property
+    def doublings(self) -> float:
+        return distance_doublings(self.count, self.boot.n_min, self.boot.n_max)
+
+    @property
+    def extra_sd(self) -> float:
+        """Log-normal spread added to every draw: a run's own cv, the model floor (the true
+        curve is none of the three, here too) and τ per doubling outside the measured counts."""
+        return math.sqrt(
+            self.run_cv**2 + PRIOR.model_floor**2 + (PRIOR.extrapolation_tau * self.doublings) ** 2
+        )
+
+    @cached_property
+    def curves(self) -> FloatArray:
+        return self.boot.at(float(self.count))
+
+    def draw(self, rng: np.random.Generator, k: int, point: float) -> FloatArray:
+        """k draws of the throughput, median near `point` (the engine's value)."""
+        centre = point / float(np.median(self.curves))
+        pick = self.curves[rng.integers(0, self.curves.size, k)] * centre
+        return pick * np.exp(self.extra_sd * rng.standard_normal(k))
+
+    def describe(self) -> str:
+        shares = ", ".join(
+            f"{m} {v:.0%}" for m, v in sorted(self.boot.model_shares().items(), key=lambda t: -t[1])
+            if v > 0
+        )
+        return (
+            f"bootstrap of the {len(self.fit.points)}-count fit ({REPLICATES} replicate curves; "
+            f"models chosen: {shares}) × log-normal spread {self.extra_sd:.3g}"
+            + (
+                f" (τ {PRIOR.extrapolation_tau:g} × {self.doublings:.2g} doublings past the "
+                "measured counts)"
+                if self.doublings > 0
+                else ""
+            )
+        )
+
+    def model_range(self) -> tuple[float, float]:
+        """The three models' predictions at the count (lowest, highest): model-form swing."""
+        values = [
+            _predict(np.array(_coef(getattr(self.fit, m))), float(self.count)) for m in MODELS
+        ]
+        return float(min(values)), float(max(values))
+
+    def parameter_range(self, point: float) -> tuple[float, float]:
+        """P10 and P90 of the bootstrap curves at the count (centred on `point`)."""
+        centre = point / float(np.median(self.curves))
+        lo, hi = np.percentile(self.curves * centre, [10, 90])
+        return float(min(lo, point)), float(max(hi, point))
+
+
+def _coef(p: ScalingParameters | None) -> list[float]:
+    if p is None:
+        return [1.0, 0.0, 0.0]
+    a = 1 / p.lam
+    return [a, p.sigma * a, p.kappa * a]
+
+
 def relative_rms(fit: ScalingFit) -> float:
-    """Root-mean-square relative residual of the chosen fit (0 for an exact fit)."""
+    """Root-mean-square relative residual of the point fit (0 for an exact fit)."""
     r = np.array([p.relative_residual for p in fit.points])
     return float(np.sqrt(np.mean(r**2)))

@@ -35,9 +35,10 @@ def tornado(
     factors: dict[str, Array] = {}
     for i, u in enumerate(items):
         target = factors if u.is_price else values
-        arr = np.full(size, u.point)
-        arr[1 + 2 * i], arr[2 + 2 * i] = u.low, u.high
-        target[u.row_id] = arr
+        row = u.target
+        if row not in target:  # one array per row: several swings may set the same row
+            target[row] = np.full(size, 1.0 if u.is_price else model.point.get(row, u.point))
+        target[row][1 + 2 * i], target[row][2 + 2 * i] = u.target_low, u.target_high
     out = model.evaluate(values, factors)
     known = np.broadcast_to(out.known, (size,))
     feasible = np.broadcast_to(out.feasible, (size,))

@@ -168,7 +168,7 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
         "failures per instance-hour",
         assumptions.failure_rate_per_instance_hour,
         "1/instance-hour",
-        ev.failure_rate,
+        lambda: ev.failure_rate(assumptions.failure_prior),
     )
     restart = _assumed(
         ledger, "restart_s", "seconds per restart", assumptions.restart_s, "s", ev.restart_s

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from trncost.estimate.engine import estimate
 from trncost.estimate.evidence import EXTRAPOLATION_LIMIT, MIN_FIT_COUNTS, Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import dec, usd
-from trncost.estimate.scaling import relative_rms
+from trncost.estimate.failure_prior import posterior as failure_posterior
 from trncost.estimate.vector import Array, VectorModel, build
 from trncost.model.analysis import (
     MoneyPercentiles,
@@ -45,7 +46,11 @@ from trncost.model.analysis import (
 )
 from trncost.model.estimate import Estimate, EstimateInput
 
+if TYPE_CHECKING:
+    from trncost.estimate.scaling import FitPredictive
+
 ASSUMPTION_SPREAD = 0.2
+PROBE_SEED, PROBE_DRAWS = 7, 4000  # the fixed draws a drawn input's tornado ends come from
 STATED_USAGE = (
     "assumption:transfer_out_gb",
     "assumption:transfer_inter_region_gb",
@@ -70,8 +75,25 @@ class Uncertain:
     high: float
     basis: str
     distribution: str
-    draw: Sampler | None  # None: tornado only (prices)
+    draw: Sampler | None  # None: tornado only (prices, scaling and failure-prior swings)
     is_price: bool = False
+    # A swing that moves another row: the tornado sets `sets` to set_low / set_high (e.g. the
+    # scaling model form moves the throughput row; the failure prior moves the failure rate).
+    sets: str | None = None
+    set_low: float | None = None
+    set_high: float | None = None
+
+    @property
+    def target(self) -> str:
+        return self.sets or self.row_id
+
+    @property
+    def target_low(self) -> float:
+        return self.set_low if self.set_low is not None else self.low
+
+    @property
+    def target_high(self) -> float:
+        return self.set_high if self.set_high is not None else self.high
 
 
 def _z(p: float) -> float:
@@ -100,7 +122,9 @@ class Inputs:
         self.inp, self.est, self.model = inp, est, model
         self.rows = {r.id: r for r in est.inputs}
         self.notes: list[str] = []
-        self.widening = 1.0
+        self.basis: list[str] = []
+        self.predictive: FitPredictive | None = None
+        self.doublings = 0.0
         self.ev = Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices))
         self.items: list[Uncertain] = []
         self._throughput()
@@ -138,27 +162,36 @@ class Inputs:
         m = self.model
         n = self.inp.candidate.instance_count
         counts = self.ev.measured_counts()
-        r0 = m.point[m.rate_row]
+        from trncost.estimate.scaling_prior import distance_doublings
+
+        self.doublings = distance_doublings(n, min(counts), max(counts))
         if n in counts:
-            cv, lo, hi = self._spread_at(n)
-            where = f"at {n} instances"
+            self._measured_throughput(n)
+        elif len(counts) >= MIN_FIT_COUNTS:
+            self._fitted_throughput(n, counts)
         else:
-            spreads = [self._spread_at(c) for c in counts]
-            known = [(s_cv, low, high) for s_cv, low, high in spreads if s_cv is not None]
-            cv = max((s[0] for s in known), default=None)
-            lo = min((s[1] for s in known), default=1.0)
-            hi = max((s[2] for s in known), default=1.0)
-            if len(counts) >= MIN_FIT_COUNTS:
-                rms = relative_rms(self.ev.scaling_fit())
-                cv = math.hypot(cv or 0.0, rms) if (cv is not None or rms > 0) else None
-                lo, hi = lo - rms, hi + rms
-            if n > EXTRAPOLATION_LIMIT * max(counts):
-                self.widening = n / (EXTRAPOLATION_LIMIT * max(counts))
-                self.notes.append(
-                    f"{n} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured count "
-                    f"({max(counts)}): the throughput spread is widened ×{self.widening:.3g}"
-                )
-            where = f"from the measured counts {', '.join(map(str, counts))}"
+            self._prior_throughput(n, counts)
+        if n > EXTRAPOLATION_LIMIT * max(counts):
+            self.notes.append(
+                f"{n} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured count "
+                f"({max(counts)}): the throughput range widens with the distance"
+            )
+        self.basis.append(self._basis_of(m.rate_row))
+
+    def _basis_of(self, row_id: str) -> str:
+        row = self.rows.get(row_id)
+        return f"{row_id}: {row.label}" if row is not None else row_id
+
+    def _run_cv(self, counts: list[int]) -> float:
+        """A run's own relative spread: the RMS of the measured counts' spreads (0 unknown)."""
+        known = [c for m in counts if (c := self.ev.spread_at(m)) is not None]
+        return float(np.sqrt(np.mean(np.square(known)))) if known else 0.0
+
+    def _measured_throughput(self, n: int) -> None:
+        m = self.model
+        r0 = m.point[m.rate_row]
+        cv, lo, hi = self._spread_at(n)
+        where = f"at {n} instances"
         if cv is None:
             self.notes.append(
                 f"throughput spread unknown {where}: one trial and fewer than 2 steady samples; "
@@ -171,9 +204,6 @@ class Inputs:
                 "holds no throughput uncertainty"
             )
             return
-        cv *= self.widening
-        lo = max(1e-6, 1 - (1 - lo) * self.widening)
-        hi = 1 + (hi - 1) * self.widening
         s = math.sqrt(math.log1p(cv * cv))
         self.items.append(
             Uncertain(
@@ -183,12 +213,125 @@ class Inputs:
                 point=r0,
                 low=r0 * lo,
                 high=r0 * hi,
-                basis="observed range of trial measurements"
-                + (f" (widened ×{self.widening:.3g})" if self.widening > 1 else ""),
+                basis="observed range of trial measurements",
                 distribution=f"log-normal, median {r0:.6g}, cv {cv:.3g}",
                 draw=lambda rng, k: r0 * np.exp(s * rng.standard_normal(k)),
             )
         )
+
+    def _predictive_item(
+        self, sample: Callable[[np.random.Generator, int], Array], distribution: str, basis: str
+    ) -> None:
+        """The throughput row drawn from `sample`; its tornado ends are the draws' P10/P90."""
+        m = self.model
+        r0 = m.point[m.rate_row]
+        probe = sample(np.random.default_rng(PROBE_SEED), PROBE_DRAWS)
+        lo, hi = (float(v) for v in np.percentile(probe, [10, 90]))
+        self.items.append(
+            Uncertain(
+                row_id=m.rate_row,
+                label=self._label(m.rate_row),
+                unit=self._unit(m.rate_row),
+                point=r0,
+                low=min(lo, r0),
+                high=max(hi, r0),
+                basis=basis,
+                distribution=distribution,
+                draw=sample,
+            )
+        )
+
+    def _fitted_throughput(self, n: int, counts: list[int]) -> None:
+        from trncost.estimate.scaling import FitPredictive, bootstrap
+
+        m = self.model
+        r0 = m.point[m.rate_row]
+        fit = self.ev.scaling_fit()
+        pred = FitPredictive(fit, bootstrap(fit), n, self._run_cv(counts))
+        self.predictive = pred
+        self._predictive_item(
+            lambda rng, k: pred.draw(rng, k, r0),
+            pred.describe(),
+            f"scaling fit over {len(counts)} counts: bootstrap P10–P90",
+        )
+        unit = self._unit(m.rate_row)
+        lo, hi = pred.model_range()
+        weights = ", ".join(f"{k} {v:.0%}" for k, v in fit.weights.items())
+        for row_id, label, (low, high), basis in (
+            (
+                "scaling:weights",
+                f"scaling model form: throughput at {n} by linear, Amdahl or USL",
+                (min(lo, r0), max(hi, r0)),
+                f"lowest … highest of the three models at {n} (weights {weights})",
+            ),
+            (
+                "scaling:lambda",
+                f"scaling fit parameters: throughput at {n} (bootstrap P10–P90)",
+                pred.parameter_range(r0),
+                "parameter uncertainty of the fit (bootstrap P10–P90, no extra spread)",
+            ),
+        ):
+            if row_id in self.rows and high > low:
+                self.items.append(
+                    Uncertain(
+                        row_id=row_id, label=label, unit=unit, point=r0, low=low, high=high,
+                        basis=basis, distribution="not drawn: part of the throughput draw",
+                        draw=None, sets=m.rate_row,
+                    )
+                )
+
+    def _prior_throughput(self, n: int, counts: list[int]) -> None:
+        from trncost.estimate.scaling_prior import PRIOR, distance_doublings, exponent_prior
+
+        m = self.model
+        r0 = m.point[m.rate_row]
+        prior = exponent_prior([(c, self.ev.throughput(c).value) for c in counts], n)
+        run_cv = self._run_cv(counts)
+        # the prior's exponent spread, and at any count a run's own spread and the model floor
+        spread = math.hypot(run_cv, PRIOR.model_floor)
+        log_ratio = math.log(n / prior.anchor)
+        mu, sig, fixed = prior.mu, prior.sigma, prior.fixed
+
+        def sample(rng: np.random.Generator, k: int) -> Array:
+            if fixed is not None:
+                alpha = np.full(k, fixed)
+            else:
+                alpha = 1 - np.exp(mu + sig * rng.standard_normal(k))
+            x = prior.anchor_rate * np.exp(alpha * log_ratio)
+            x *= r0 / prior.point  # centred on the engine's value (the prior median)
+            return x * np.exp(spread * rng.standard_normal(k))
+
+        self._predictive_item(
+            sample,
+            prior.describe() + f" × log-normal spread {spread:.3g} (run spread and model floor)",
+            "published scaling prior (P10–P90)"
+            if fixed is None
+            else "the two measured counts' power law",
+        )
+        if fixed is None and "scaling:exponent" in self.rows:
+            z = 1.2815515655446004
+            a_lo, a_hi = prior.exponent_quantile(z), prior.exponent_quantile(-z)
+            self.items.append(
+                Uncertain(
+                    row_id="scaling:exponent",
+                    label=f"scaling exponent α from {prior.anchor} to {n} instances",
+                    unit=None,
+                    point=prior.median_exponent,
+                    low=a_lo,
+                    high=a_hi,
+                    basis="published scaling prior P10–P90 (linear α = 1 is its upper bound)",
+                    distribution="not drawn: part of the throughput draw",
+                    draw=None,
+                    sets=m.rate_row,
+                    set_low=r0 * prior.rate(a_lo) / prior.point,
+                    set_high=r0 * prior.rate(a_hi) / prior.point,
+                )
+            )
+        if distance_doublings(n, min(counts), max(counts)) > 0 and fixed is None:
+            self.notes.append(
+                f"{len(counts)} measured count(s): the throughput at {n} comes from the "
+                "published scaling prior (linear scaling is its upper bound, never its centre)"
+            )
 
     # -- failures --------------------------------------------------------------------------
     def _failure_rate(self) -> None:
@@ -196,13 +339,19 @@ class Inputs:
         row, lam0 = m.lam_row, m.point[m.lam_row]
         if row.startswith("assumption:"):
             self._pm20(row, lam0)
+            self.basis.append(f"{row}: stated failure rate (±20 %)")
             return
-        failures = sum(t.reliability.failures for t in self.ev.trials)
-        hours = sum(t.instance_hours for t in self.ev.trials)
-        if hours <= 0:
+        post = failure_posterior(
+            self.ev.trials, self.inp.candidate.instance_type, self.inp.assumptions.failure_prior
+        )
+        if post.rate <= 0:
             self.notes.append("no measured instance-hours: the failure rate is held at its value")
             return
-        shape = failures + 0.5
+        shape, rate = post.shape, post.rate
+        self.basis.append(
+            "failure:rate: " + ("failure prior updated with the trials" if post.uses_prior
+                                else "the trials alone (Jeffreys)")
+        )
         self.items.append(
             Uncertain(
                 row_id=row,
@@ -210,13 +359,40 @@ class Inputs:
                 unit=self._unit(row),
                 point=lam0,
                 # the point (failures / hours) may lie outside P10–P90 (0 failures): keep it in
-                low=min(lam0, gamma_quantile(shape, hours, 0.1)),
-                high=max(lam0, gamma_quantile(shape, hours, 0.9)),
-                basis=f"Gamma posterior P10–P90 ({failures} failures in {hours:.4g} instance-h)",
-                distribution=f"Gamma(shape {failures} + 0.5, rate {hours:.6g} instance-h)",
-                draw=lambda rng, k: rng.gamma(shape, 1 / hours, k),
+                low=min(lam0, gamma_quantile(shape, rate, 0.1)),
+                high=max(lam0, gamma_quantile(shape, rate, 0.9)),
+                basis=f"Gamma posterior P10–P90 ({post.failures} failures in "
+                f"{post.hours:.4g} instance-h"
+                + (", failure prior included)" if post.uses_prior else ")"),
+                distribution=post.describe(),
+                draw=lambda rng, k: rng.gamma(shape, 1 / rate, k),
             )
         )
+        prior = post.prior
+        if prior is not None and post.uses_prior and "failure:prior" in self.rows:
+            # the prior's own P10 / P90 (its mean scaled), each updated with the same trials
+            ends = []
+            for p in (0.1, 0.9):
+                prior_mean = gamma_quantile(prior.shape, prior.rate, p)
+                pseudo = prior.shape / prior_mean if prior_mean > 0 else math.inf
+                ends.append((prior_mean, (prior.shape + post.failures) / (pseudo + post.hours)))
+            (lo_v, lo_set), (hi_v, hi_set) = ends
+            self.items.append(
+                Uncertain(
+                    row_id="failure:prior",
+                    label=self._label("failure:prior"),
+                    unit=self._unit("failure:prior"),
+                    point=prior.mean,
+                    low=min(lo_v, prior.mean),
+                    high=max(hi_v, prior.mean),
+                    basis="the failure prior's own P10–P90, each updated with the trials",
+                    distribution="not drawn: part of the failure-rate draw",
+                    draw=None,
+                    sets=row,
+                    set_low=min(lo_set, lam0),
+                    set_high=max(hi_set, lam0),
+                )
+            )
 
     def _restart(self) -> None:
         m = self.model
@@ -327,8 +503,10 @@ class Inputs:
 
 # -- Monte Carlo ---------------------------------------------------------------------------
 def _order_stats(a: Array, ps: Sequence[float] = (0.1, 0.5, 0.9)) -> list[float]:
-    """Inverted-CDF percentiles: actual draws, never an interpolation with infinity."""
+    """Inverted-CDF percentiles: actual draws (nan for each when there is no draw)."""
     n = a.size
+    if n == 0:
+        return [math.nan for _ in ps]
     idx = [max(0, math.ceil(p * n) - 1) for p in ps]
     part = np.partition(a, idx)
     return [float(part[i]) for i in idx]
@@ -395,26 +573,35 @@ def monte_carlo(
         else model.evaluate({model.rate_row: np.full(samples, model.point[model.rate_row])})
     )
     feasible = np.broadcast_to(out.feasible, (samples,))
-    infeasible_share = float(1 - feasible.mean())
+    p_infeasible = float(1 - feasible.mean())
+    all_ok = p_infeasible == 0
+
+    def finishing(a: Array) -> Array:
+        full = np.broadcast_to(a, (samples,))
+        return full if all_ok else full[feasible]
+
     notes = [*model.notes, *inputs.notes]
-    if infeasible_share > 0:
+    if p_infeasible > 0:
         notes.append(
-            f"{infeasible_share:.1%} of draws cannot finish (failures outpace checkpointed "
-            "work): they count as infinitely expensive in the percentiles"
+            f"{p_infeasible:.1%} of draws cannot finish (failures outpace checkpointed work): "
+            "the percentiles are over the draws that finish; p_infeasible says how many did not"
         )
-    total_h = _order_stats(np.broadcast_to(out.total_h, (samples,)))
-    held_h = _order_stats(np.broadcast_to(out.held_h, (samples,)))
+    if p_infeasible == 1:
+        notes.append("no draw finishes: there are no percentiles, only p_infeasible = 1")
+    total_h = _order_stats(finishing(out.total_h))
+    held_h = _order_stats(finishing(out.held_h))
     known_usd: MoneyPercentiles | None = None
     total_usd: MoneyPercentiles | None = None
     pending_ranges: list[PendingQuantityRange] = []
     if est.time is None:
-        notes.append(f"the deterministic plan is infeasible: {est.infeasible_reason}")
+        notes.append(
+            f"the deterministic plan is infeasible ({est.infeasible_reason}): it has no cost "
+            "lines, so the range gives the time of the draws that finish, not their cost"
+        )
     else:
-        known_arr = np.where(feasible, np.broadcast_to(out.known, (samples,)), np.inf)
-        known_usd = _money(_order_stats(known_arr))
+        known_usd = _money(_order_stats(finishing(out.known)))
         for key, unit in model.pending_units.items():
-            q = np.where(feasible, np.broadcast_to(out.pending[key], (samples,)), np.inf)
-            pct = _order_stats(q)
+            pct = _order_stats(finishing(out.pending[key]))
             pending_ranges.append(
                 PendingQuantityRange(
                     price_key=key,
@@ -438,8 +625,9 @@ def monte_carlo(
         pending=pending_ranges,
         time_to_target_h=_pct(total_h, "h"),
         held_h=_pct(held_h, "h"),
-        infeasible_share=infeasible_share,
-        widened_for_extrapolation=inputs.widening,
+        p_infeasible=p_infeasible,
+        extrapolation_doublings=inputs.doublings,
+        basis=inputs.basis,
         varied=[
             VariedInput(row_id=u.row_id, label=u.label, point=u.point, distribution=u.distribution)
             for u in inputs.items

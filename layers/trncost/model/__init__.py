@@ -26,7 +26,7 @@ from trncost.model.analysis import (
     UncoveredLine,
     VariedInput,
 )
-from trncost.model.assumptions import Assumed, Assumptions, DataPreparation
+from trncost.model.assumptions import Assumed, Assumptions, DataPreparation, FleetFailurePrior
 from trncost.model.candidate import Candidate, Parallelism, Platform, PurchaseOption
 from trncost.model.estimate import (
     Component,
@@ -56,6 +56,7 @@ from trncost.model.provenance import (
     OfficialPrice,
     Pending,
     Provenance,
+    PublishedReference,
     ProvenanceKind,
     TrialMeasurement,
     UserAssumption,
@@ -107,6 +108,7 @@ __all__ = [
     "Checkpointing",
     "Component",
     "DataPreparation",
+    "FleetFailurePrior",
     "Derived",
     "Estimate",
     "EstimateInput",
@@ -126,6 +128,7 @@ __all__ = [
     "PriceSnapshot",
     "PriceTier",
     "Provenance",
+    "PublishedReference",
     "ProvenanceKind",
     "PurchaseOption",
     "QualityGate",

@@ -3,6 +3,7 @@ decision, credits runway and the MFU check. Pydantic out, like the estimate itse
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Literal
 
@@ -33,25 +34,49 @@ class ScalingParameters(DomainModel):
 
 
 class ScalingFit(DomainModel):
-    model: Literal["usl", "amdahl"]
+    model: Literal["usl", "amdahl", "linear"] = Field(
+        description="the model with the largest Akaike weight"
+    )
     formula: str
     method: str
-    parameters: ScalingParameters
+    parameters: ScalingParameters = Field(description="the parameters of `model`")
     usl: ScalingParameters | None = None
     amdahl: ScalingParameters | None = None
-    choice: str = Field(description="why this model was chosen")
+    linear: ScalingParameters | None = None
+    weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="Akaike weight of each model (usl, amdahl, linear): the point value is "
+        "their weighted geometric mean",
+    )
+    choice: str = Field(description="why these weights")
     points: list[ScalingPoint]
     max_measured_count: int
+    min_measured_count: int | None = None
+    noise: list[float] = Field(
+        default_factory=list, description="each point's relative noise sᵢ, ascending counts"
+    )
     notes: list[str] = Field(default_factory=list)
 
     def predict(self, count: float) -> float:
-        p = self.parameters
-        return p.lam * count / (1 + p.sigma * (count - 1) + p.kappa * count * (count - 1))
+        """Throughput at `count`: the Akaike-weighted geometric mean of the models."""
+        if not self.weights:
+            return _usl(self.parameters, count)
+        log_x = 0.0
+        for name, w in self.weights.items():
+            p = getattr(self, name)
+            if w > 0 and p is not None:
+                log_x += w * math.log(_usl(p, count))
+        return math.exp(log_x)
+
+
+def _usl(p: ScalingParameters, count: float) -> float:
+    return p.lam * count / (1 + p.sigma * (count - 1) + p.kappa * count * (count - 1))
 
 
 # -- uncertainty ---------------------------------------------------------------------------
 class Percentiles(DomainModel):
-    """Percentiles of a physical quantity. None at a percentile where the plan cannot finish."""
+    """Percentiles of a physical quantity over the draws that finish (None only when none
+    does: `Range.p_infeasible` is then 1)."""
 
     p10: float | None
     p50: float | None
@@ -60,7 +85,7 @@ class Percentiles(DomainModel):
 
 
 class MoneyPercentiles(DomainModel):
-    """USD percentiles. None at a percentile where the plan cannot finish (infeasible draws)."""
+    """USD percentiles over the draws that finish (None only when none does)."""
 
     p10: Money | None
     p50: Money | None
@@ -91,9 +116,19 @@ class Range(DomainModel):
     pending: list[PendingQuantityRange] = Field(default_factory=list)
     time_to_target_h: Percentiles | None
     held_h: Percentiles | None
-    infeasible_share: float = Field(description="share of draws whose failures outpace the work")
-    widened_for_extrapolation: float = Field(
-        default=1.0, description="factor the throughput spread was widened by (≥ 1)"
+    p_infeasible: float = Field(
+        description="share of draws whose failures outpace the work: they never finish and "
+        "are left out of the percentiles, which are over the draws that finish"
+    )
+    basis: list[str] = Field(
+        default_factory=list,
+        description="what the throughput draw rests on: the measured count, the scaling "
+        "models and their weights, or the published scaling prior",
+    )
+    extrapolation_doublings: float = Field(
+        default=0.0,
+        description="how far the candidate's count lies outside the measured counts, in "
+        "doublings (0 inside): the throughput range widens with it",
     )
     varied: list[VariedInput] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

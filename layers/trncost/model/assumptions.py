@@ -42,11 +42,30 @@ class DataPreparation(DomainModel):
     note: str | None = None
 
 
+class FleetFailurePrior(DomainModel):
+    """Your own fleet's interruption record: it replaces the published failure prior."""
+
+    interruptions: NonNegativeFloat = Field(description="job interruptions (failures) counted")
+    accelerator_hours: PositiveFloat = Field(description="accelerator-hours they were counted over")
+    source: str = Field(min_length=1, description="where the figures come from")
+    shape: PositiveFloat | None = Field(
+        default=None,
+        description="prior strength (Gamma shape, about that many failures of evidence); "
+        "default: the published prior's",
+    )
+    note: str | None = None
+
+
 class Assumptions(DomainModel):
     idle_fraction: Assumed[Fraction] | None = Field(
         default=None, description="share of held time the instances sit idle or queued (< 1)"
     )
     failure_rate_per_instance_hour: Assumed[NonNegativeFloat] | None = None
+    failure_prior: FleetFailurePrior | None = Field(
+        default=None,
+        description="your fleet's interruptions per accelerator-hour, in place of the "
+        "published reference prior (the trials' failures still update it)",
+    )
     restart_s: Assumed[NonNegativeFloat] | None = None
     checkpoint_interval_s: Assumed[PositiveFloat] | None = None
     expect_compile_cache_hit: Assumed[bool] | None = None

@@ -14,6 +14,7 @@ class ProvenanceKind(StrEnum):
     official_price = "official_price"
     trial_measurement = "trial_measurement"
     user_assumption = "user_assumption"
+    published_reference = "published_reference"
     derived = "derived"
     pending = "pending"
 
@@ -50,6 +51,17 @@ class UserAssumption(DomainModel):
     note: str | None = None
 
 
+class PublishedReference(DomainModel):
+    """A figure from named public sources (e.g. fleet failure rates, multi-node scaling)."""
+
+    kind: Literal["published_reference"] = "published_reference"
+    sources: list[str] = Field(min_length=1, description="each source: title, URL, date")
+    figure: str = Field(description="what was taken from them and how it was combined")
+    data_file: str | None = Field(
+        default=None, description="the data file in trncost that holds the figures"
+    )
+
+
 class Derived(DomainModel):
     """A figure computed by a formula over other input rows (named by their ids)."""
 
@@ -67,7 +79,7 @@ class Pending(DomainModel):
 
 
 Provenance = Annotated[
-    OfficialPrice | TrialMeasurement | UserAssumption | Derived | Pending,
+    OfficialPrice | TrialMeasurement | UserAssumption | PublishedReference | Derived | Pending,
     Field(discriminator="kind"),
 ]
 

@@ -1,0 +1,139 @@
+"""The published scaling prior: what multi-node training results say about throughput at a count
+no trial ran, for the fits (their noise floor and extrapolation spread) and, below 3 measured
+counts, instead of a fit.
+
+With fewer than 3 counts trncost scales from the nearest measured count n₀ by a power law
+
+    X(n) = X(n₀) · (n / n₀)^α,        1 − α ~ LogNormal(μ, s)
+
+α is the scaling exponent (1 = linear). 1 − α is log-normal, so α < 1 always: linear is the
+prior's upper bound and never its centre. With 2 counts their measured exponent α₁₂ informs the
+exponent beyond them: ln(1 − α) ~ N(a + b·ln(1 − α₁₂), s₂) (efficiency keeps falling with scale,
+and series that scaled well so far tend to keep scaling better); between the two counts the
+measured power law is used. The constants, and the sources they were fitted on, are in
+estimate/data/scaling_prior.json (written by `make calibrate` — see benchmarks/calibrate.py).
+
+Pure Python (no numpy): the engine's point value uses it at cold start.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+LOSS_FLOOR = 0.01  # a measured exponent ≥ 0.99 is read as 0.99 (1 − α = 0.01) for the prior
+
+
+@dataclass(frozen=True)
+class ScalingPrior:
+    model_floor: float  # s_floor: relative noise every fitted count gets (model form)
+    extrapolation_tau: float  # log-normal spread per doubling past the measured counts
+    one_count_mu: float  # ln(1 − α) ~ N(μ, s) with one measured count
+    one_count_sigma: float
+    two_count_intercept: float  # ln(1 − α) ~ N(a + b·ln(1 − α₁₂), s₂) with two
+    two_count_slope: float
+    two_count_sigma: float
+    source: str  # what the constants were fitted on (series ids and their repositories)
+    raw: dict[str, Any]
+
+    @property
+    def median_exponent(self) -> float:
+        return 1 - math.exp(self.one_count_mu)
+
+
+@cache
+def load() -> ScalingPrior:
+    text = resources.files("trncost.estimate").joinpath("data/scaling_prior.json").read_text()
+    d = json.loads(text)
+    return ScalingPrior(
+        model_floor=float(d["model_floor"]),
+        extrapolation_tau=float(d["extrapolation_tau"]),
+        one_count_mu=float(d["one_count"]["mu"]),
+        one_count_sigma=float(d["one_count"]["sigma"]),
+        two_count_intercept=float(d["two_count"]["intercept"]),
+        two_count_slope=float(d["two_count"]["slope"]),
+        two_count_sigma=float(d["two_count"]["sigma"]),
+        source=str(d["source"]),
+        raw=d,
+    )
+
+
+PRIOR = load()
+
+
+def distance_doublings(count: float, n_min: float, n_max: float) -> float:
+    """How far `count` lies outside [n_min, n_max], in doublings (0 inside)."""
+    if count > n_max:
+        return math.log2(count / n_max)
+    if count < n_min:
+        return math.log2(n_min / count)
+    return 0.0
+
+
+@dataclass(frozen=True)
+class ExponentPrior:
+    """The throughput at `count` from one or two measured counts and the published prior.
+
+    `mu`/`sigma` describe ln(1 − α); `fixed` is set between two measured counts, where the
+    measured exponent is used (its spread is the model floor alone)."""
+
+    count: int
+    anchor: int
+    anchor_rate: float
+    mu: float
+    sigma: float
+    measured: tuple[tuple[int, float], ...]
+    fixed: float | None = None
+
+    @property
+    def median_exponent(self) -> float:
+        return self.fixed if self.fixed is not None else 1 - math.exp(self.mu)
+
+    def rate(self, exponent: float) -> float:
+        return self.anchor_rate * (self.count / self.anchor) ** exponent
+
+    @property
+    def point(self) -> float:
+        return self.rate(self.median_exponent)
+
+    def exponent_quantile(self, z: float) -> float:
+        """α at the standard-normal quantile z of ln(1 − α) (a higher z: more loss)."""
+        if self.fixed is not None:
+            return self.fixed
+        return 1 - math.exp(self.mu + self.sigma * z)
+
+    def describe(self) -> str:
+        if self.fixed is not None:
+            (n1, _), (n2, _) = self.measured
+            return (
+                f"between the measured counts {n1} and {n2}: their power law, exponent "
+                f"{self.fixed:.3g}"
+            )
+        lo, hi = self.exponent_quantile(1.2815515655446004), self.exponent_quantile(-1.28155)
+        return (
+            f"published scaling prior from {self.anchor} instances: X(n) = X({self.anchor})·"
+            f"(n/{self.anchor})^α, 1 − α ~ LogNormal(μ {self.mu:.3g}, σ {self.sigma:.3g}); "
+            f"α median {self.median_exponent:.3g}, P10–P90 {lo:.3g}–{hi:.3g} (linear = 1 is "
+            "the upper bound)"
+        )
+
+
+def exponent_prior(measured: list[tuple[int, float]], count: int) -> ExponentPrior:
+    """The prior for `count` from one or two (count, throughput) measurements."""
+    p = PRIOR
+    pts = tuple(sorted(measured))
+    if len(pts) == 1:
+        (n0, x0), = pts
+        return ExponentPrior(count, n0, x0, p.one_count_mu, p.one_count_sigma, pts)
+    (n1, x1), (n2, x2) = pts[:2]
+    a12 = math.log(x2 / x1) / math.log(n2 / n1)
+    if n1 < count < n2:
+        return ExponentPrior(count, n1, x1, 0.0, 0.0, pts, fixed=a12)
+    anchor, rate = (n2, x2) if count > n2 else (n1, x1)
+    loss = max(1 - a12, LOSS_FLOOR)
+    mu = p.two_count_intercept + p.two_count_slope * math.log(loss)
+    return ExponentPrior(count, anchor, rate, mu, p.two_count_sigma, pts)
