@@ -135,10 +135,10 @@ def test_unverified_reruns_continue_trials():
 
 def test_a_count_far_past_the_trials_continues_trials():
     d = run(case([verified("t-1"), verified("t-2")], count=8))
-    # 8 > 2 × 2: extrapolated, and scaled linearly from one measured count
+    # 8 > 2 × 2: extrapolated, and scaled from one measured count by the published prior
     assert codes(d) == {
         "scale_extrapolated": "continue_trials",
-        "scale_assumed_linear": "continue_trials",
+        "scale_from_prior": "continue_trials",
     }
 
 

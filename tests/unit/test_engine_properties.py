@@ -120,9 +120,12 @@ def test_every_line_and_input_has_provenance_and_resolvable_inputs(inp):
             "official_price",
             "trial_measurement",
             "user_assumption",
+            "published_reference",
             "derived",
             "pending",
         }
+        if row.provenance.kind == "published_reference":
+            assert row.provenance.sources and row.provenance.figure, row.id
         if row.provenance.kind == "derived":
             assert set(row.provenance.inputs) <= ids, row.id
     for li in est.line_items:

@@ -49,13 +49,20 @@ def test_a_well_evidenced_estimate_has_no_evidence_warnings():
     assert not codes(est) & evidence_codes
 
 
-def test_an_unmeasured_instance_count_is_scaled_linearly_and_flagged():
+def test_an_unmeasured_instance_count_is_scaled_by_the_published_prior_and_flagged():
     est = estimate(inputs(cand=candidate(count=8), trials=[clean_trial()], prices=PRICES))
-    # measured: 1e5 tokens/s at 2 instances → 4e5 at 8 (linear, a flagged user assumption)
-    assert est.steady_throughput == pytest.approx(4e5)
+    # measured: 1e5 tokens/s at 2 instances → at 8: 1e5 × (8/2)^α, α the prior's median
+    # exponent (1 − e^μ, below 1): less than linear's 4e5, never more
+    from trncost.estimate.scaling_prior import PRIOR
+
+    alpha = PRIOR.median_exponent
+    assert 0 < alpha < 1
+    assert est.steady_throughput == pytest.approx(1e5 * 4**alpha)
+    assert est.steady_throughput < 4e5
     assert {"unmeasured_instance_count", "extrapolated_scale"} <= codes(est)
-    row = next(r for r in est.inputs if r.id == "assumption:linear_scaling")
-    assert row.provenance.kind == "user_assumption"
+    row = next(r for r in est.inputs if r.id == "scaling:exponent")
+    assert row.provenance.kind == "published_reference" and row.value == pytest.approx(alpha)
+    assert "assumption:linear_scaling" not in {r.id for r in est.inputs}
 
 
 def test_within_twice_the_largest_count_is_not_called_extrapolated():

@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from tests.support.factories import inputs, instance_quote, snapshot, trial
 from tests.support.scenarios import scenarios
 from trncost.estimate import estimate, tornado
+from trncost.model import FleetFailurePrior
 
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))
 
@@ -48,40 +49,57 @@ def test_hand_checked_swings_and_their_order():
     assert price.low.total_usd == Decimal("1497.600000")
     assert price.high.total_usd == Decimal("2246.400000")
     assert price.effect == pytest.approx(748.8)
-    # failure rate: 0 failures in 2 instance-h → Gamma(0.5, 2) P10–P90 (Wilson–Hilferty)
-    #   P90: c = 1 − 1/4.5 + 1.281552 × √(1/4.5) = 0.777778 + 0.604129 = 1.381907;
-    #        c³ = 2.638982; × 0.5 / 2 = 0.659746 per instance-hour
-    #   T = 20 / (1 − 0.659746 × 2 × (600 + 900) / 3,600) = 20 / 0.450212 = 44.423 h
-    #   held 44.423 / 0.8 = 55.529 h → 2 × 55.529 × 36 + 72 = $4,070.1: the largest swing
+    # failure rate: 0 failures in 2 instance-h, updated from the published failure prior:
+    #   prior mean 2.0790e-5 per accelerator-hour × 16 = 3.3264e-4 per instance-hour, shape 1
+    #   → rate β₀ = 1 / 3.3264e-4 = 3,006.24 instance-h; posterior Gamma(1, 3,008.24)
+    #   P90 (Wilson–Hilferty): c = 1 − 1/9 + 1.281552 × √(1/9) = 1.316073; c³ = 2.279497;
+    #        / 3,008.24 = 7.5775e-4 per instance-hour (the point, the mode, is 0)
+    #   T = 20 / (1 − 7.5775e-4 × 2 × (600 + 900) / 3,600) = 20 / 0.999369 = 20.01264 h
+    #   held 25.0158 h → 2 × 25.0158 × 36 + 72 = $1,873.14: minutes of trials no longer make
+    #   the failure rate the largest swing (Jeffreys alone gave $4,070.1 here)
     fail = s["failure:rate"]
-    assert fail.high.value == pytest.approx(0.659746, rel=1e-5)
-    assert float(fail.high.total_usd) == pytest.approx(4070.1, abs=0.2)
+    assert fail.point == 0 and fail.low.value == 0
+    assert fail.high.value == pytest.approx(7.5775e-4, rel=1e-4)
+    assert float(fail.high.total_usd) == pytest.approx(1873.14, abs=0.01)
+    # the failure prior's own P10–P90 (each end updated with the 2 instance-h): its high end,
+    # 7.5827e-4 → posterior mean 1 / (1 / 7.5827e-4 + 2) = 7.5712e-4, a hair below
+    prior = s["failure:prior"]
+    assert prior.point == pytest.approx(3.3264e-4, rel=1e-4)
+    assert prior.high.value == pytest.approx(7.5827e-4, rel=1e-4)
+    assert 0 < prior.effect <= fail.effect
     # restart ±20 % moves nothing while the failure rate is 0
     assert s["assumption:restart_s"].effect == 0
     assert [x.input_id for x in swings] == [
-        "failure:rate",
         "price:AmazonEC2/us-east-1/trn2.48xlarge/on_demand",
         "assumption:idle_fraction",
+        "failure:prior",
+        "failure:rate",
         "assumption:restart_s",
     ]
-    assert [x.rank for x in swings] == [1, 2, 3, 4]
+    assert [x.rank for x in swings] == [1, 2, 3, 4, 5]
     # throughput: one trial without samples has no observed range, so it is not swung
     assert "throughput:n=2" not in s
 
 
 def test_an_end_where_the_plan_cannot_finish_ranks_first():
     inp = hand_example()
+    # a fleet that records an interruption per instance-hour (1 per 16 accelerator-hours)
+    fleet = FleetFailurePrior(interruptions=1, accelerator_hours=16, source="our fleet log")
     inp = inp.model_copy(
         update={
             "assumptions": inp.assumptions.model_copy(
-                update={"checkpoint_interval_s": None, "restart_s": None}
+                update={"checkpoint_interval_s": None, "restart_s": None, "failure_prior": fleet}
             )
         }
     )
-    # no checkpoints: a failure loses half the run (10 h); λ = 0.66 × 2 × 10 > 1: infeasible
-    top = tornado(inp)[0]
-    assert top.input_id == "failure:rate" and top.effect is None
-    assert top.high.infeasible and top.high.total_usd is None
+    # prior Gamma(1, 1 instance-h), 0 failures in 2 → Gamma(1, 3): P90 = 2.279497 / 3 = 0.76;
+    # no checkpoints: a failure loses half the run (10 h); 0.76 × 2 × 10 > 1: infeasible
+    swings = tornado(inp)
+    unbounded = [x for x in swings if x.effect is None]
+    assert {x.input_id for x in unbounded} == {"failure:rate", "failure:prior"}
+    assert [x.rank for x in unbounded] == [1, 2]  # ranked first
+    for top in unbounded:
+        assert top.high.infeasible and top.high.total_usd is None
 
 
 @settings(max_examples=30, deadline=None)

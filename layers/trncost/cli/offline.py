@@ -299,7 +299,7 @@ def _print_range(rng: Range, console: Console) -> None:
         console.print(
             f"{label} P10/P50/P90: {money(band.p10)} / {money(band.p50)} / "
             f"{money(band.p90)} ({rng.samples:,} draws, seed {rng.seed}; "
-            f"{rng.infeasible_share:.1%} cannot finish)"
+            f"p_infeasible {rng.p_infeasible:.1%}: draws that cannot finish)"
         )
     for pend in rng.pending:
         q = pend.quantity

@@ -42,6 +42,8 @@ def provenance_source(p: Provenance) -> str:
             return p.name + (f" ({p.note})" if p.note else "")
         case "derived":
             return p.formula
+        case "published_reference":
+            return p.figure
         case _:
             return p.reason
 

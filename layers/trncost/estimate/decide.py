@@ -257,15 +257,18 @@ def _evidence_gaps(
     if (
         est is not None
         and "unmeasured_instance_count" in warnings
-        and any(r.id == "assumption:linear_scaling" for r in est.inputs)
+        and any(
+            r.id == "scaling:exponent" and r.provenance.kind == "published_reference"
+            for r in est.inputs
+        )
     ):
         reasons.append(
             _reason(
-                "scale_assumed_linear",
+                "scale_from_prior",
                 Action.continue_trials,
-                "throughput at the planned count is scaled linearly from fewer than 3 measured "
-                "counts: measure that count, or ≥ 3 counts for a scaling fit",
-                ["assumption:linear_scaling"],
+                "throughput at the planned count comes from the published scaling prior (fewer "
+                "than 3 measured counts): measure that count, or ≥ 3 counts for a scaling fit",
+                ["scaling:exponent"],
             )
         )
     if trials and not any(

@@ -302,7 +302,7 @@ class Evidence(TrialReadings):
             f"throughput at {count} instances (scaling fit: {_weights(fit)})",
             value,
             f"{unit}/s",
-            f"Akaike-weighted geometric mean of linear, Amdahl and USL at n={count} "
+            f"BIC-weighted geometric mean of linear, Amdahl and USL at n={count} "
             f"({_weights(fit)})",
             param_rows,
         )

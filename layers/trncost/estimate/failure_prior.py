@@ -10,9 +10,12 @@ with A accelerators per instance
 
     λ ~ Gamma(shape α₀, rate β₀)   per instance-hour,   mean α₀/β₀ = A·r̄
 
-α₀ (the file's `shape`, 2) is the prior's strength: worth about α₀ failures of evidence, i.e.
-β₀ = α₀ / (A·r̄) instance-hours of pseudo-exposure. With f failures in H instance-hours of
-trials the posterior is Gamma(α₀ + f, β₀ + H) (Gamma–Poisson), its mean the point value.
+α₀ (the file's `shape`, 1: an exponential, the maximum-entropy law of a positive rate with a
+known mean) is the prior's strength: worth about α₀ failures of evidence, i.e. β₀ = α₀ / (A·r̄)
+instance-hours of pseudo-exposure. With f failures in H instance-hours of trials the posterior
+is Gamma(α₀ + f, β₀ + H) (Gamma–Poisson). The range draws from it; the estimate's point value is
+its mode, (α₀ + f − 1) / (β₀ + H): the most probable rate, 0 when no trial failed (the range
+carries the prior's mass, and the estimate warns `no_failures_observed`).
 
 Prior–data conflict: when the trials show more failures than the prior makes plausible (its
 predictive, a negative binomial, gives P(F ≥ f) < 1 %), this fleet is not like the published
@@ -169,4 +172,4 @@ def posterior(
     if tail < float(published()["conflict_p"]) and hours > 0:
         return FailurePosterior(failures + 0.5, hours, measured, failures, hours, prior, tail)
     shape, rate = prior.shape + failures, prior.rate + hours
-    return FailurePosterior(shape, rate, shape / rate, failures, hours, prior)
+    return FailurePosterior(shape, rate, max(shape - 1, 0.0) / rate, failures, hours, prior)

@@ -234,19 +234,20 @@ class TrialReadings:
             else:
                 inputs = [prior_row, observed]
                 formula = (
-                    f"(shape {prior.shape:g} + Σ failures) / (prior {prior.rate:.6g} "
-                    "instance-h + Σ instance-hours): Gamma–Poisson posterior mean"
+                    f"(shape {prior.shape:g} + Σ failures − 1) / (prior {prior.rate:.6g} "
+                    "instance-h + Σ instance-hours): the Gamma–Poisson posterior's mode"
                 )
         if failures == 0:
             basis = (
-                f"the failure prior ({prior.mean:.3g} per instance-hour)"
+                f"the range draws it from the failure prior ({prior.mean:.3g} per "
+                "instance-hour, published reference) updated with that exposure"
                 if prior is not None
-                else "0 (no prior); long runs do fail"
+                else "no prior applies"
             )
             self.ledger.warn(
                 "no_failures_observed",
-                f"no failure in {hours:.1f} measured instance-hours: the failure rate is "
-                f"{basis}, updated with that exposure",
+                f"no failure in {hours:.1f} measured instance-hours: the point value's failure "
+                f"rate is 0 within the evidence and long runs do fail; {basis}",
             )
         row = self.ledger.derived(
             "failure:rate", "failures per instance-hour", post.point, "1/instance-hour",

@@ -35,7 +35,7 @@ class ScalingParameters(DomainModel):
 
 class ScalingFit(DomainModel):
     model: Literal["usl", "amdahl", "linear"] = Field(
-        description="the model with the largest Akaike weight"
+        description="the model with the largest weight (BIC)"
     )
     formula: str
     method: str
@@ -45,7 +45,7 @@ class ScalingFit(DomainModel):
     linear: ScalingParameters | None = None
     weights: dict[str, float] = Field(
         default_factory=dict,
-        description="Akaike weight of each model (usl, amdahl, linear): the point value is "
+        description="BIC weight of each model (usl, amdahl, linear): the point value is "
         "their weighted geometric mean",
     )
     choice: str = Field(description="why these weights")
@@ -58,7 +58,7 @@ class ScalingFit(DomainModel):
     notes: list[str] = Field(default_factory=list)
 
     def predict(self, count: float) -> float:
-        """Throughput at `count`: the Akaike-weighted geometric mean of the models."""
+        """Throughput at `count`: the BIC-weighted geometric mean of the models."""
         if not self.weights:
             return _usl(self.parameters, count)
         log_x = 0.0

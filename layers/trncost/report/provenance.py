@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from trncost.model import OfficialPrice, Provenance, ProvenanceKind, TrialMeasurement
+from trncost.model import (
+    OfficialPrice,
+    Provenance,
+    ProvenanceKind,
+    PublishedReference,
+    TrialMeasurement,
+)
 from trncost.report.format import esc
 
 KIND_HELP: dict[ProvenanceKind, str] = {
     ProvenanceKind.official_price: "AWS Price List snapshot (SKU, rate code, effective date)",
     ProvenanceKind.trial_measurement: "measured in trial runs (trial ids, metric)",
     ProvenanceKind.user_assumption: "stated by the user (name, note)",
+    ProvenanceKind.published_reference: "from named public sources (title, URL, date)",
     ProvenanceKind.derived: "computed by a formula over other rows",
     ProvenanceKind.pending: "no basis yet: never 0, never guessed",
 }
@@ -57,6 +64,14 @@ def _measured(p: TrialMeasurement) -> str:
     return out
 
 
+def _published(p: PublishedReference) -> str:
+    items = "".join(f"<li>{esc(src)}</li>" for src in p.sources)
+    out = f"{esc(p.figure)}<ul class=\"sources small\">{items}</ul>"
+    if p.data_file:
+        out += f'<span class="small">data: <code>{esc(p.data_file)}</code></span>'
+    return out
+
+
 def provenance_html(p: Provenance, known: set[str]) -> str:
     """Where a number comes from, as HTML (every data text escaped)."""
     match p.kind:
@@ -64,6 +79,8 @@ def provenance_html(p: Provenance, known: set[str]) -> str:
             return _official(p)
         case "trial_measurement":
             return _measured(p)
+        case "published_reference":
+            return _published(p)
         case "user_assumption":
             return f"<strong>{esc(p.name)}</strong>" + (f" — {esc(p.note)}" if p.note else "")
         case "derived":

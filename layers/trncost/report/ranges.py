@@ -6,7 +6,7 @@ with the share of draws that cannot finish and what was drawn."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trncost.model.analysis import CandidateAnalysis, Range
 from trncost.report.anchors import PageAnchors
@@ -31,6 +31,7 @@ class _Band:
     point: float | None
     fmt: Callable[[float], str]  # the number, display-rounded
     suffix: str = ""  # its unit
+    p_infeasible: float = 0.0  # share of draws that never finish (not in the percentiles)
 
     def text(self, v: float | None) -> str:
         return "cannot finish" if v is None else self.fmt(v) + self.suffix
@@ -91,6 +92,12 @@ def _cost_bands(c: CandidateAnalysis, r: Range) -> list[_Band]:
 def _bands(c: CandidateAnalysis) -> list[_Band]:
     r, est = c.range, c.estimate
     assert r is not None and est is not None
+    return [replace(b, p_infeasible=r.p_infeasible) for b in _plain_bands(c, r)]
+
+
+def _plain_bands(c: CandidateAnalysis, r: Range) -> list[_Band]:
+    est = c.estimate
+    assert est is not None
     out = _cost_bands(c, r)
     for key, label, pc, point in (
         ("time", "time to target", r.time_to_target_h, est.time.total_h if est.time else None),
@@ -102,12 +109,16 @@ def _bands(c: CandidateAnalysis) -> list[_Band]:
 
 
 def _spans(b: _Band, sx: Callable[[float], float]) -> list[tuple[float, float, str]]:
-    """The band's extent: P10–P90, hatched to the end of the scale where draws cannot finish."""
+    """The band's extent: P10–P90 of the draws that finish; when some never finish, a hatched
+    tail from P90 to the end of the scale stands for them (their share is in the text)."""
     if b.p10 is None:  # no draw finishes
         return [(X0, X0 + PLOT_W, "url(#hatch-infeasible)")]
     left = sx(b.p10)
     if b.p90 is not None:
-        return [(left, sx(b.p90), BAND_COLOUR)]
+        band = [(left, sx(b.p90), BAND_COLOUR)]
+        if b.p_infeasible > 0:
+            band.append((sx(b.p90), X0 + PLOT_W, "url(#hatch-infeasible)"))
+        return band
     # the upper draws cannot finish: unbounded, hatched to the end of the scale
     mid = sx(b.p50) if b.p50 is not None else left
     return [(left, mid, BAND_COLOUR), (mid, X0 + PLOT_W, "url(#hatch-infeasible)")]
@@ -118,7 +129,8 @@ def _range_row(i: int, b: _Band) -> str:
     finite = [v for v in (b.p10, b.p50, b.p90, b.point) if v is not None]
     lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
     span = hi - lo or (abs(hi) * 0.1 or 1.0)
-    d_lo, d_hi = lo - 0.12 * span, hi + (0.12 if b.p90 is not None else 0.6) * span
+    tail = 0.12 if b.p90 is not None and not b.p_infeasible else 0.6  # room for the hatch
+    d_lo, d_hi = lo - 0.12 * span, hi + tail * span
 
     def sx(v: float) -> float:
         return X0 + (v - d_lo) / (d_hi - d_lo) * PLOT_W
@@ -160,6 +172,11 @@ def _range_row(i: int, b: _Band) -> str:
                 f'text-anchor="middle">{name}</text>'
             )
     parts.append(f'<text x="{TEXT_X}" y="{y + 16}">P50 {esc(b.text(b.p50))}</text>')
+    if b.p_infeasible > 0:
+        parts.append(
+            f'<text class="axis-label infeasible" x="{X0 + PLOT_W}" y="{y + 4}" '
+            f'text-anchor="end">{esc(pct(b.p_infeasible, 2))} cannot finish</text>'
+        )
     between = (
         f"{b.fmt(b.p10)} – {b.fmt(b.p90)}{b.suffix}"
         if b.p10 is not None and b.p90 is not None
@@ -199,14 +216,16 @@ def _range_table(prefix: str, bands: list[_Band]) -> str:
 
 def _facts(r: Range) -> str:
     facts = [
-        f"infeasible draws: {pct(r.infeasible_share, 2)}"
-        + (" (they count as infinitely expensive)" if r.infeasible_share > 0 else ""),
+        f"p_infeasible: {pct(r.p_infeasible, 2)} of draws cannot finish"
+        + (" (the percentiles are over the draws that finish)" if r.p_infeasible > 0 else ""),
     ]
-    if r.widened_for_extrapolation > 1:
+    if r.extrapolation_doublings > 0:
         facts.append(
-            f"throughput spread widened ×{num(r.widened_for_extrapolation)} for extrapolation "
-            "past the measured counts"
+            f"the planned count is {num(r.extrapolation_doublings)} doublings outside the "
+            "measured counts: the throughput range widens with that distance"
         )
+    if r.basis:
+        facts.append("throughput rests on " + "; ".join(r.basis))
     return f'<p class="small">{esc("; ".join(facts))}</p>'
 
 
