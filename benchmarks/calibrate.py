@@ -188,7 +188,9 @@ class Outcome:
 
     @property
     def covered(self) -> bool:
-        return self.p10 is not None and self.p90 is not None and self.p10 <= self.truth_h <= self.p90
+        if self.p10 is None or self.p90 is None:
+            return False
+        return self.p10 <= self.truth_h <= self.p90
 
     @property
     def error(self) -> float:

@@ -32,7 +32,11 @@ SKIP_BENCH = {"minigo"}  # reinforcement learning: no work count comparable acro
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, errors="replace"
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        errors="replace",
     ).stdout
 
 
@@ -65,7 +69,10 @@ def run(text: str) -> dict | None:
         if key == "run_start" and start is None:
             start = t
         elif key == "run_stop":
-            stop, status = t, (meta.get("status") or (value or {}).get("status") if isinstance(value, dict) else meta.get("status"))
+            stop = t
+            status = meta.get("status")
+            if status is None and isinstance(value, dict):
+                status = value.get("status")
         elif key == "global_batch_size" and gbs is None:
             gbs = value
         elif key == "trained_samples" and isinstance(value, (int, float)):

@@ -20,6 +20,7 @@ from trncost.model import (
     Decision,
     Estimate,
     EstimateInput,
+    NextTrial,
     Range,
     Swing,
 )
@@ -288,6 +289,8 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
         _print_range(cand.range, console)
     for swing in cand.tornado[:top]:
         console.print(_swing_line(swing))
+    if cand.next_trial is not None:
+        _print_next_trial(cand.next_trial, console)
     if cand.decision is not None:
         console.print(f"decision: {cand.decision.action.value}")
 
@@ -307,6 +310,35 @@ def _print_range(rng: Range, console: Console) -> None:
             f"  × P[{pend.price_key}]: {number(q.p10)} / {number(q.p50)} / "
             f"{number(q.p90)} {pend.unit}"
         )
+
+
+def _print_next_trial(nt: NextTrial, console: Console) -> None:
+    """The trial that narrows P90 − P10 the most per dollar, and the options weighed."""
+
+    def width(v: float) -> str:
+        return f"${v:,.2f}" if nt.unit == "USD" else f"{v:,.2f} {nt.unit}"
+
+    b = nt.best
+    if b is None:
+        console.print(f"next trial ({nt.reason}): no option narrows the range")
+        return
+    cost = (
+        money(b.expected_cost_usd)
+        if b.expected_cost_usd is not None
+        else f"{b.expected_instance_hours:,.2f} instance-h × P[{b.pending_price_key}] (PENDING)"
+    )
+    console.print(
+        f"next trial worth running ({nt.reason}): a {b.phase} trial at {b.instance_count} "
+        f"instances, ~{b.expected_instance_hours:,.2f} instance-h, {cost}: P90 − P10 of "
+        f"{nt.measure} {width(nt.width_now)} → {width(b.width_after)} "
+        f"({b.narrower_by:.0%} narrower)"
+    )
+    for o in nt.options:
+        if o is not b:
+            console.print(
+                f"  or {o.phase} at {o.instance_count}: {width(o.width_after)} "
+                f"({o.narrower_by:.0%} narrower, ~{o.expected_instance_hours:,.2f} instance-h)"
+            )
 
 
 def _swing_line(swing: Swing) -> str:

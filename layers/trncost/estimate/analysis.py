@@ -13,6 +13,7 @@ from trncost.estimate.engine import estimate
 from trncost.estimate.evidence import MIN_FIT_COUNTS, Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.mfu import mfu_check
+from trncost.estimate.next_trial import next_trial
 from trncost.estimate.sensitivity import tornado
 from trncost.estimate.uncertainty import monte_carlo, prepare
 from trncost.model.analysis import Analysis, CandidateAnalysis, Credits
@@ -96,7 +97,12 @@ def analyse(
             candidate_id=cid,
         )
         decisions.append(decision)
-        results[cid] = current.model_copy(update={"decision": decision})
+        update: dict[str, object] = {"decision": decision}
+        if current.estimate is not None and current.range is not None:
+            update["next_trial"] = next_trial(
+                inp, current.estimate, current.range, decision, seed=seed
+            )
+        results[cid] = current.model_copy(update=update)
     neuron = {
         cid for cid, inp in zip(ids, inputs, strict=True) if inp.candidate.accelerator == "neuron"
     }

@@ -172,7 +172,6 @@ class Evidence(TrialReadings):
     # -- throughput ------------------------------------------------------------------------
     def throughput(self, count: int) -> Measured[float]:
         """Target units per second at `count` instances (steady clock incl. data waits)."""
-        led, unit = self.ledger, self.workload.target.unit
         counts = self.measured_counts()
         if count in counts:
             return self._rate_at(count)

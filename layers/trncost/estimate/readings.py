@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 
+from trncost.estimate.failure_prior import posterior
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.measured import (
     MaybeMeasured,
@@ -19,7 +20,6 @@ from trncost.estimate.measured import (
     measurement,
     not_measured,
 )
-from trncost.estimate.failure_prior import posterior
 from trncost.model.assumptions import FleetFailurePrior
 from trncost.model.candidate import Candidate
 from trncost.model.trial import TrialRun

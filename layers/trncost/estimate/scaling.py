@@ -65,8 +65,8 @@ FORMULAS = {"usl": USL_FORMULA, "amdahl": AMDAHL_FORMULA, "linear": LINEAR_FORMU
 METHOD = (
     "weighted linear least squares of n/X(n) on [1, n−1, n(n−1)], each count weighted by "
     "1/(n/X · its noise); λ > 0, σ ≥ 0, κ ≥ 0 enforced on each face; linear, Amdahl and USL "
-    "weighted by Schwarz's criterion (χ² + k·ln m, noise known); uncertainty by parametric bootstrap "
-    "with model selection in each replicate"
+    "weighted by Schwarz's criterion (χ² + k·ln m, noise known); uncertainty by parametric "
+    "bootstrap with model selection in each replicate"
 )
 MODELS = ("linear", "amdahl", "usl")
 FACES: dict[str, tuple[Face, ...]] = {
@@ -196,9 +196,8 @@ def fit_scaling(
         notes.append(f"σ = {p.sigma:.3g} > 1: more instances are slower than one")
     if params["usl"].kappa == 0 and chosen != "linear":
         notes.append("the USL fit has κ = 0 here: it is Amdahl's law")
-    choice = ", ".join(
-        f"{k} {weights[k]:.0%} (BIC {bic[k]:.3g})" for k in sorted(MODELS, key=lambda k: -weights[k])
-    )
+    ranked = sorted(MODELS, key=lambda k: -weights[k])
+    choice = ", ".join(f"{k} {weights[k]:.0%} (BIC {bic[k]:.3g})" for k in ranked)
     fit = ScalingFit(
         model=chosen,
         formula=FORMULAS[chosen],
@@ -217,7 +216,7 @@ def fit_scaling(
     )
     fitted = [fit.predict(float(c)) for c in n]
     lam = p.lam
-    points = [
+    fitted_points = [
         ScalingPoint(
             count=int(n[i]),
             throughput=float(x[i]),
@@ -230,7 +229,7 @@ def fit_scaling(
         )
         for i in range(m)
     ]
-    return fit.model_copy(update={"points": points})
+    return fit.model_copy(update={"points": fitted_points})
 
 
 def bootstrap(fit: ScalingFit, replicates: int = REPLICATES) -> Bootstrap:

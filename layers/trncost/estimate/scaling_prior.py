@@ -94,7 +94,7 @@ class ExponentPrior:
         return self.fixed if self.fixed is not None else 1 - math.exp(self.mu)
 
     def rate(self, exponent: float) -> float:
-        return self.anchor_rate * (self.count / self.anchor) ** exponent
+        return float(self.anchor_rate * (self.count / self.anchor) ** exponent)
 
     @property
     def point(self) -> float:

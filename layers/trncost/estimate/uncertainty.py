@@ -33,9 +33,9 @@ import numpy as np
 from trncost.errors import DomainError
 from trncost.estimate.engine import estimate
 from trncost.estimate.evidence import EXTRAPOLATION_LIMIT, MIN_FIT_COUNTS, Evidence
+from trncost.estimate.failure_prior import posterior as failure_posterior
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import dec, usd
-from trncost.estimate.failure_prior import posterior as failure_posterior
 from trncost.estimate.vector import Array, VectorModel, build
 from trncost.model.analysis import (
     MoneyPercentiles,

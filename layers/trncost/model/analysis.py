@@ -309,6 +309,41 @@ class MfuFinding(DomainModel):
     note: str
 
 
+# -- the next trial worth running -----------------------------------------------------------
+class TrialOption(DomainModel):
+    """One trial trncost could run next, and how much it would narrow the range."""
+
+    phase: Literal["baseline", "target"]
+    instance_count: int
+    why: str
+    expected_instance_hours: float = Field(description="instance count × a trial's wall time")
+    expected_cost_usd: Money | None = Field(
+        description="on-demand price × instance-hours; None while that price is PENDING"
+    )
+    pending_price_key: str | None = Field(
+        default=None, description="the PENDING price the instance-hours wait for"
+    )
+    width_after: float = Field(description="P90 − P10 of the measure with this trial's evidence")
+    narrower_by: float = Field(description="(width now − width after) / width now")
+    narrowing_per_usd: float | None = Field(
+        default=None, description="width narrowed per USD of the trial (None while PENDING)"
+    )
+
+
+class NextTrial(DomainModel):
+    """The trial that would narrow P90 − P10 the most per dollar, found by re-running the
+    analysis with each option's expected evidence."""
+
+    reason: str = Field(description="why trncost offers one: the decision or a wide range")
+    measure: Literal["total_usd", "known_usd", "time_to_target_h"]
+    unit: str
+    width_now: float = Field(description="P90 − P10 of the measure now (same draws)")
+    best: TrialOption | None
+    options: list[TrialOption] = Field(default_factory=list)
+    method: str
+    notes: list[str] = Field(default_factory=list)
+
+
 # -- bundle --------------------------------------------------------------------------------
 class CandidateAnalysis(DomainModel):
     candidate_id: str
@@ -320,6 +355,11 @@ class CandidateAnalysis(DomainModel):
     mfu: list[MfuFinding] = Field(default_factory=list)
     decision: Decision | None = None
     runway: Runway | None = None
+    next_trial: NextTrial | None = Field(
+        default=None,
+        description="when the decision is continue_trials or the range is wide: the trial "
+        "that narrows P90 − P10 the most per dollar",
+    )
     notes: list[str] = Field(default_factory=list)
 
 

@@ -12,6 +12,7 @@ from trncost.report.decision import reason_list
 from trncost.report.format import esc, hours, usd
 from trncost.report.inputs import inputs_details
 from trncost.report.mfu import mfu_block
+from trncost.report.next_trial import next_trial_block
 from trncost.report.ranges import range_block
 from trncost.report.scaling import scaling_block
 from trncost.report.shell import action_badge, notes_list, status_badge, warning_items
@@ -62,6 +63,7 @@ def _estimated(c: CandidateAnalysis, est: Estimate, prefix: str, page: PageAncho
         _headline(est),
         _warnings(est, prefix),
         range_block(c, prefix, page),
+        next_trial_block(c, prefix),
         tornado_block(c, prefix, page),
         scaling_block(c, prefix, page),
         mfu_block(c, prefix),

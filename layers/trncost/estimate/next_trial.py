@@ -1,0 +1,213 @@
+"""The next trial worth running: the trial that would narrow P90 − P10 the most per dollar.
+
+Offered when the decision is `continue_trials` or the range is wide ((P90 − P10) / P50 above
+WIDE). The options: a target trial at the planned count when no trial ran there; trials at
+the counts between the largest measured one and the planned one (2× the largest measured, the
+planned count halved) — the counts a scaling fit needs most; and a repeat at the largest measured
+count (a second trial where there is one gives the run-to-run spread).
+
+Each option's expected evidence is one trial like the median usable trial of the candidate (its
+wall time, its relative sample spread), moved to the option's count with the throughput the
+current estimate expects there, and no failure. The analysis is re-run with that trial added
+(same seed, same draws), and the width of the measure — the total cost; the time to target
+while a price is PENDING (the known part's width is then mostly stated assumptions, which no
+trial narrows) — is compared with the width now.
+Its cost is the instance-hours × the on-demand price of the instance (PENDING when that price
+is); the best option is the one that narrows the most per dollar (per instance-hour while the
+price is PENDING).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from trncost.errors import DomainError
+from trncost.estimate.engine import estimate
+from trncost.estimate.evidence import Evidence
+from trncost.estimate.ledger import Ledger
+from trncost.model.analysis import Action, Decision, NextTrial, Range, TrialOption
+from trncost.model.candidate import PurchaseOption
+from trncost.model.estimate import Estimate, EstimateInput
+from trncost.model.price import PriceKey
+from trncost.model.trial import Phase, TrialRun
+
+WIDE = 0.25  # (P90 − P10) / P50 above this is a wide range
+SAMPLES = 4000  # draws per re-run (the width now is re-measured with the same draws)
+METHOD = (
+    "each option's expected trial (the median usable trial moved to that count, with the "
+    "throughput the estimate expects there and no failure) is added to the trials and the range "
+    f"re-run ({SAMPLES:,} draws, same seed); narrowing = width now − width after"
+)
+
+
+def _width(r: Range) -> tuple[str, str, float | None, float | None]:
+    """(measure, unit, P90 − P10, P50) of the range's headline measure."""
+    t = r.total_usd
+    if t is not None and t.p10 is not None and t.p90 is not None:
+        return "total_usd", "USD", float(t.p90 - t.p10), float(t.p50) if t.p50 else None
+    # while a price is PENDING the known part's width is mostly stated assumptions, which no
+    # trial narrows: the time to target carries the throughput and failure uncertainty
+    h = r.time_to_target_h
+    if h is not None and h.p10 is not None and h.p90 is not None:
+        return "time_to_target_h", "h", h.p90 - h.p10, h.p50
+    return "time_to_target_h", "h", None, None
+
+
+def _measure(r: Range, measure: str) -> float | None:
+    pct = {"total_usd": r.total_usd, "known_usd": r.known_usd}.get(measure)
+    if measure == "time_to_target_h":
+        h = r.time_to_target_h
+        return None if h is None or h.p10 is None or h.p90 is None else h.p90 - h.p10
+    if pct is None or pct.p10 is None or pct.p90 is None:
+        return None
+    return float(pct.p90 - pct.p10)
+
+
+def _options(ev: Evidence, planned: int) -> list[tuple[Phase, int, str]]:
+    counts = ev.measured_counts()
+    top = max(counts)
+    out: list[tuple[Phase, int, str]] = []
+    if planned not in counts:
+        out.append((Phase.target, planned, "a target trial at the planned count"))
+    for c, why in (
+        (2 * top, f"twice the largest measured count ({top}): scaling evidence toward the plan"),
+        (planned // 2, "half the planned count: scaling evidence nearer the plan"),
+    ):
+        if top < c < planned and c not in {o[1] for o in out}:
+            out.append((Phase.target, c, why))
+    at_top = [t for t in ev.usable if t.candidate.instance_count == top]
+    phase = Phase.target if any(t.phase == Phase.target for t in at_top) else Phase.baseline
+    out.append((phase, top, f"a repeat at {top} instances (the largest measured count)"))
+    return out
+
+
+def _template(ev: Evidence) -> TrialRun:
+    return sorted(ev.usable, key=lambda t: t.wall.steady_s)[len(ev.usable) // 2]
+
+
+def _expected_trial(
+    ev: Evidence, inp: EstimateInput, phase: Phase, count: int, i: int
+) -> TrialRun | None:
+    base = _template(ev)
+    at = inp.model_copy(
+        update={"candidate": inp.candidate.model_copy(update={"instance_count": count})}
+    )
+    try:
+        rate = estimate(at).steady_throughput
+    except DomainError:
+        return None
+    if not rate:
+        return None
+    factor = ev.workload.units_per(base.work.unit) or 1.0
+    clock = base.wall.steady_s + (base.wall.data_wait_s or 0.0)
+    work = rate * clock / factor  # in the template's own unit
+    old_rate = base.work.quality_meeting / clock if clock else 0.0
+    scale = (work / clock) / old_rate if old_rate else 1.0
+    return base.model_copy(
+        update={
+            "trial_id": f"next-trial-{i}",
+            "phase": phase,
+            "candidate": base.candidate.model_copy(update={"instance_count": count}),
+            "work": base.work.model_copy(update={"done": work, "quality_meeting": work}),
+            "steady_throughput_samples": [s * scale for s in base.steady_throughput_samples],
+            "reliability": base.reliability.model_copy(
+                update={"failures": 0, "reruns": 0, "rerun_s": 0}
+            ),
+            "billed_instance_seconds": None,
+        }
+    )
+
+
+def _price(inp: EstimateInput) -> tuple[Decimal | None, str]:
+    c = inp.candidate
+    key = PriceKey.for_instance(c.instance_type, c.region, PurchaseOption.on_demand, c.platform)
+    rate = Ledger(inp.prices, inp.assumptions.price_overrides).rate(key)
+    return rate.flat, str(key)
+
+
+def next_trial(
+    inp: EstimateInput,
+    est: Estimate,
+    rng_range: Range,
+    decision: Decision | None,
+    *,
+    seed: int = 0,
+) -> NextTrial | None:
+    """The next trial worth running for `inp`'s candidate, or None when none is called for."""
+    from trncost.estimate.uncertainty import monte_carlo
+
+    measure, unit, width, p50 = _width(rng_range)
+    wide = width is not None and p50 is not None and p50 > 0 and width / p50 > WIDE
+    continuing = decision is not None and decision.action == Action.continue_trials
+    if not (continuing or wide) or est.time is None:
+        return None
+    if continuing:
+        reason = "the decision is continue_trials"
+    else:
+        assert width is not None and p50 is not None
+        reason = f"the range is wide ((P90 − P10) / P50 = {width / p50:.0%} > {WIDE:.0%})"
+    ev = Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices))
+    now = _measure(monte_carlo(inp, samples=SAMPLES, seed=seed, est=est), measure)
+    if now is None:
+        return None
+    price, key = _price(inp)
+    options: list[TrialOption] = []
+    notes: list[str] = []
+    for i, (phase, count, why) in enumerate(_options(ev, inp.candidate.instance_count)):
+        trial = _expected_trial(ev, inp, phase, count, i)
+        if trial is None:
+            notes.append(f"no expected throughput at {count} instances: option left out")
+            continue
+        after_inp = inp.model_copy(update={"trials": [*inp.trials, trial]})
+        try:
+            after = _measure(monte_carlo(after_inp, samples=SAMPLES, seed=seed), measure)
+        except DomainError as exc:
+            notes.append(f"{count} instances: {exc}")
+            continue
+        if after is None:
+            continue
+        hours = trial.instance_hours
+        cost = None if price is None else (price * Decimal(repr(hours))).quantize(Decimal("0.01"))
+        narrowed = now - after
+        options.append(
+            TrialOption(
+                phase=phase.value,
+                instance_count=count,
+                why=why,
+                expected_instance_hours=hours,
+                expected_cost_usd=cost,
+                pending_price_key=None if price is not None else key,
+                width_after=after,
+                narrower_by=narrowed / now if now > 0 else 0.0,
+                narrowing_per_usd=(narrowed / float(cost)) if cost else None,
+            )
+        )
+    if not options:
+        return NextTrial(
+            reason=reason, measure=measure, unit=unit, width_now=now, best=None, method=METHOD,
+            notes=[*notes, "no option could be evaluated"],
+        )
+    def per(o: TrialOption) -> float:
+        if price is not None:
+            return o.narrowing_per_usd or 0.0
+        return (now - o.width_after) / max(o.expected_instance_hours, 1e-9)
+
+    options.sort(key=lambda o: -per(o))
+    best = options[0] if now - options[0].width_after > 0 else None
+    if best is None:
+        notes.append("no option narrows the range: more of the same evidence would not help")
+    if price is None:
+        notes.append(
+            f"the instance price is PENDING ({key}): options ranked by narrowing per "
+            "instance-hour"
+        )
+    return NextTrial(
+        reason=reason,
+        measure=measure,
+        unit=unit,
+        width_now=now,
+        best=best,
+        options=options,
+        method=METHOD,
+        notes=notes,
+    )
