@@ -16,7 +16,7 @@ CDK := npx --no-install cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: help run test test-fast bench synth deploy openapi lint typecheck clean
+.PHONY: help run test test-fast bench calibrate synth deploy openapi lint typecheck clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -67,6 +67,9 @@ bench: $(VENV_STAMP) ## print the benchmark figures (estimate time, price snapsh
 	$(VENV)/bin/python benchmarks/bench_ingest.py
 	$(VENV)/bin/python benchmarks/bench_api.py
 	$(VENV)/bin/python benchmarks/bench_analysis.py
+
+calibrate: $(VENV_STAMP) ## P10–P90 coverage and P50 error against public multi-scale training results
+	$(VENV)/bin/python benchmarks/calibrate.py
 
 synth: $(VENV_STAMP) $(NODE_STAMP) ## synthesize all stages to cdk.out (offline)
 	$(CDK) synth --no-notices -q

@@ -20,7 +20,7 @@ from trncost.estimate.mfu import mfu_check
 from trncost.estimate.readings import TrialReadings
 from trncost.model.analysis import ScalingFit
 from trncost.model.candidate import Candidate
-from trncost.model.provenance import PublishedReference
+from trncost.model.provenance import Derived, PublishedReference
 from trncost.model.trial import Phase, TrialRun
 from trncost.model.workload import Workload
 
@@ -283,6 +283,13 @@ class Evidence(TrialReadings):
                 ("kappa", "scaling fit κ (coherency)", p.kappa, None),
             )
         ]
+        led.row(
+            "scaling:weights",
+            "scaling model weights (BIC): what the throughput's point value rests on",
+            _weights(fit),
+            None,
+            Derived(formula=fit.choice, inputs=inputs),
+        )
         led.warn(
             "unmeasured_instance_count",
             f"no trial at {count} instances (measured: {', '.join(map(str, counts))}); "

@@ -103,19 +103,17 @@ def _expected_trial(
     work = rate * clock / factor  # in the template's own unit
     old_rate = base.work.quality_meeting / clock if clock else 0.0
     scale = (work / clock) / old_rate if old_rate else 1.0
-    return base.model_copy(
-        update={
-            "trial_id": f"next-trial-{i}",
-            "phase": phase,
-            "candidate": base.candidate.model_copy(update={"instance_count": count}),
-            "work": base.work.model_copy(update={"done": work, "quality_meeting": work}),
-            "steady_throughput_samples": [s * scale for s in base.steady_throughput_samples],
-            "reliability": base.reliability.model_copy(
-                update={"failures": 0, "reruns": 0, "rerun_s": 0}
-            ),
-            "billed_instance_seconds": None,
-        }
+    data = base.model_dump()  # re-validated, so no cached figure of the template survives
+    data.update(
+        trial_id=f"next-trial-{i}",
+        phase=phase,
+        candidate={**data["candidate"], "instance_count": count},
+        work={**data["work"], "done": work, "quality_meeting": work},
+        steady_throughput_samples=[s * scale for s in base.steady_throughput_samples],
+        reliability={**data["reliability"], "failures": 0, "reruns": 0, "rerun_s": 0},
+        billed_instance_seconds=None,
     )
+    return TrialRun.model_validate(data)
 
 
 def _price(inp: EstimateInput) -> tuple[Decimal | None, str]:

@@ -176,11 +176,10 @@ class Inputs:
                 f"{n} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured count "
                 f"({max(counts)}): the throughput range widens with the distance"
             )
-        self.basis.append(self._basis_of(m.rate_row))
-
-    def _basis_of(self, row_id: str) -> str:
-        row = self.rows.get(row_id)
-        return f"{row_id}: {row.label}" if row is not None else row_id
+        drawn = next((u for u in self.items if u.row_id == m.rate_row), None)
+        row = self.rows.get(m.rate_row)
+        what = drawn.distribution if drawn is not None else "held at its value"
+        self.basis.append(f"{m.rate_row} ({row.label if row else m.rate_row}): {what}")
 
     def _run_cv(self, counts: list[int]) -> float:
         """A run's own relative spread: the RMS of the measured counts' spreads (0 unknown)."""
