@@ -111,7 +111,8 @@ def test_your_fleet_record_replaces_the_published_prior():
     )
     rows = {row.id: row for row in estimate(own).inputs}
     prior = rows["failure:prior"]
-    assert prior.provenance.kind == "user_assumption" and "our 2026 fleet log" in prior.provenance.note
+    assert prior.provenance.kind == "user_assumption"
+    assert "our 2026 fleet log" in prior.provenance.note
     # 30 / 100,000 = 3e-4 per accelerator-hour × 16 = 4.8e-3 per instance-hour
     assert prior.value == pytest.approx(4.8e-3)
     varied = {v.row_id: v.distribution for v in monte_carlo(own, samples=500, seed=1).varied}
@@ -227,7 +228,8 @@ def est_fit_weights(inp):
     from trncost.estimate.evidence import Evidence
     from trncost.estimate.ledger import Ledger
 
-    return Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices)).scaling_fit().weights
+    ev = Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices))
+    return ev.scaling_fit().weights
 
 
 # -- infeasible draws -------------------------------------------------------------------------
