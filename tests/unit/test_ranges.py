@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_engine_properties import scenarios
 
-from factories import candidate, inputs, instance_quote, snapshot, trial, workload
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial, workload
+from tests.support.scenarios import scenarios
 from trncost.estimate import analyse, estimate, fit_scaling, monte_carlo, tornado
 from trncost.estimate.failure_prior import per_accelerator_hour, posterior, prior_for, published
 from trncost.estimate.scaling import FitPredictive, bootstrap
