@@ -3,15 +3,19 @@ no clock, no boto3. Pydantic in, pydantic out."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from decimal import Decimal
 from typing import TypedDict
 
 from trncost import __version__
+from trncost.errors import DomainError
 from trncost.estimate.costs import COMPONENTS, CostContext
 from trncost.estimate.evidence import Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import usd
-from trncost.estimate.timing import time_to_target
+from trncost.estimate.timing import TimeModel, time_to_target
+from trncost.model.bounds import LEDGER_MAX_USD, MAX_HELD_HOURS
 from trncost.model.candidate import Candidate
 from trncost.model.estimate import Component, Estimate, EstimateInput, PendingTerm
 
@@ -33,9 +37,42 @@ def estimate(inp: EstimateInput) -> Estimate:
     """The cost of one completed training target for `inp.candidate`, line by line.
 
     Raises MissingEvidence when no usable trial exists for the candidate, DomainError when
-    the inputs contradict each other. A PENDING price never counts as 0: the estimate is then
-    `incomplete` and its total is a formula in the unknown price.
+    the inputs contradict each other or a line would not fit the ledger exactly (above
+    LEDGER_MAX_USD, trncost.model.bounds). A PENDING price never counts as 0: the estimate is
+    then `incomplete` and its total is a formula in the unknown price. A time to target past
+    MAX_HELD_HOURS is `infeasible`.
     """
+    try:
+        return _estimate(inp)
+    except ArithmeticError as exc:  # Decimal overflow or invalid operation, float overflow
+        raise DomainError(
+            f"the estimate cannot be computed exactly from these inputs ({type(exc).__name__}):"
+            " a price, quantity or assumption is out of any physical range"
+        ) from None
+
+
+def _held_too_long(tm: TimeModel) -> TimeModel:
+    """A time to target no run could take is infeasible, not a bill."""
+    held = tm.time.held_h if tm.time is not None else None
+    if held is None or (math.isfinite(held) and held <= MAX_HELD_HOURS):
+        return tm
+    reason = (
+        f"the time to target ({held:.3g} instance-held hours) is past {MAX_HELD_HOURS:.0e} hours:"
+        " at the trials' throughput the target is out of reach"
+    )
+    return dataclasses.replace(tm, time=None, infeasible_reason=reason)
+
+
+def _check_ledger(ledger: Ledger) -> None:
+    for line in ledger.lines:
+        if line.amount_usd is not None and abs(line.amount_usd) > LEDGER_MAX_USD:
+            raise DomainError(
+                f"{line.name}: ${line.amount_usd:.3e} is past the ledger's ${LEDGER_MAX_USD:.0e}"
+                f" bound (inputs: {', '.join(line.inputs)}): an input is out of range"
+            )
+
+
+def _estimate(inp: EstimateInput) -> Estimate:
     w, c = inp.workload, inp.candidate
     ledger = Ledger(inp.prices, inp.assumptions.price_overrides)
     if inp.prices.source == "example_file":
@@ -45,7 +82,7 @@ def estimate(inp: EstimateInput) -> Estimate:
             "trncost, not from an AWS Price List snapshot: do not budget with them",
         )
     ev = Evidence(w, c, inp.trials, ledger)
-    tm = time_to_target(ev, inp.assumptions, ledger)
+    tm = _held_too_long(time_to_target(ev, inp.assumptions, ledger))
     common = _Common(
         engine_version=__version__,
         workload_id=w.workload_id,
@@ -70,6 +107,7 @@ def estimate(inp: EstimateInput) -> Estimate:
     cx = CostContext(ev, tm, inp.assumptions, ledger)
     for component in COMPONENTS:
         component(cx)
+    _check_ledger(ledger)
 
     components = {k: Decimal(0) for k in Component}
     for line in ledger.lines:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from trncost.errors import DomainError
 from trncost.model.price import PriceTier
 
 MICRO = Decimal("0.000001")
@@ -20,7 +21,7 @@ def dec(x: float | int | Decimal) -> Decimal:
     if isinstance(x, int):
         return Decimal(x)
     if not math.isfinite(x):
-        raise ValueError(f"quantity must be finite, got {x!r}")
+        raise DomainError(f"quantity must be finite, got {x!r}")
     return Decimal(repr(x))
 
 

@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from trncost.model.common import DomainModel, Money, NonNegativeMoney
+from trncost.model.bounds import Usd
+from trncost.model.common import DomainModel, Money
 from trncost.model.estimate import Component, Estimate
 
 
@@ -226,13 +227,13 @@ class Decision(DomainModel):
 
 # -- credits -------------------------------------------------------------------------------
 class Credits(DomainModel):
-    amount_usd: NonNegativeMoney
+    amount_usd: Usd
     expires_on: str = Field(description="ISO date YYYY-MM-DD")
     covers: list[Component] = Field(default_factory=lambda: [Component.instances])
     covers_trial_instance_lines: bool = Field(
         default=True, description="trial runs on the accelerator (adaptation & reruns lines)"
     )
-    targets_per_month: float | None = Field(default=None, gt=0)
+    targets_per_month: float | None = Field(default=None, gt=0, le=1e6)
     start_on: str | None = Field(
         default=None, description="ISO date: targets run back to back from this date"
     )

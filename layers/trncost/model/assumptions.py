@@ -7,15 +7,20 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
-from trncost.model.common import (
-    DomainModel,
-    Fraction,
-    InstanceType,
-    NonNegativeFloat,
-    NonNegativeMoney,
-    PositiveFloat,
-    Region,
+from trncost.model.bounds import (
+    MAX_ACCELERATOR_HOURS,
+    MAX_COUNT,
+    MAX_PRIOR_SHAPE,
+    Count,
+    FailureRate,
+    Gigabytes,
+    HourlyUsd,
+    Hours,
+    Months,
+    PositiveSeconds,
+    Seconds,
 )
+from trncost.model.common import DomainModel, Fraction, InstanceType, Region
 from trncost.model.price import PriceOverride
 
 T = TypeVar("T")
@@ -37,7 +42,7 @@ class Assumed(DomainModel, Generic[T]):
 
 class DataPreparation(DomainModel):
     instance_type: InstanceType
-    instance_hours: NonNegativeFloat
+    instance_hours: Hours
     region: Region | None = Field(default=None, description="defaults to the candidate's region")
     note: str | None = None
 
@@ -45,11 +50,21 @@ class DataPreparation(DomainModel):
 class FleetFailurePrior(DomainModel):
     """Your own fleet's interruption record: it replaces the published failure prior."""
 
-    interruptions: NonNegativeFloat = Field(description="job interruptions (failures) counted")
-    accelerator_hours: PositiveFloat = Field(description="accelerator-hours they were counted over")
+    interruptions: float = Field(
+        ge=0, le=MAX_COUNT, allow_inf_nan=False, description="job interruptions (failures) counted"
+    )
+    accelerator_hours: float = Field(
+        gt=0,
+        le=MAX_ACCELERATOR_HOURS,
+        allow_inf_nan=False,
+        description="accelerator-hours they were counted over",
+    )
     source: str = Field(min_length=1, description="where the figures come from")
-    shape: PositiveFloat | None = Field(
+    shape: float | None = Field(
         default=None,
+        gt=0,
+        le=MAX_PRIOR_SHAPE,
+        allow_inf_nan=False,
         description="prior strength (Gamma shape, about that many failures of evidence); "
         "default: the published prior's",
     )
@@ -60,26 +75,26 @@ class Assumptions(DomainModel):
     idle_fraction: Assumed[Fraction] | None = Field(
         default=None, description="share of held time the instances sit idle or queued (< 1)"
     )
-    failure_rate_per_instance_hour: Assumed[NonNegativeFloat] | None = None
+    failure_rate_per_instance_hour: Assumed[FailureRate] | None = None
     failure_prior: FleetFailurePrior | None = Field(
         default=None,
         description="your fleet's interruptions per accelerator-hour, in place of the "
         "published reference prior (the trials' failures still update it)",
     )
-    restart_s: Assumed[NonNegativeFloat] | None = None
-    checkpoint_interval_s: Assumed[PositiveFloat] | None = None
+    restart_s: Assumed[Seconds] | None = None
+    checkpoint_interval_s: Assumed[PositiveSeconds] | None = None
     expect_compile_cache_hit: Assumed[bool] | None = None
-    ebs_gb_per_instance: Assumed[NonNegativeFloat] | None = None
-    checkpoints_retained: Assumed[int] | None = None
-    storage_months_after_run: Assumed[NonNegativeFloat] | None = None
-    log_retention_months_after_run: Assumed[NonNegativeFloat] | None = None
-    transfer_out_gb: Assumed[NonNegativeFloat] | None = None
-    transfer_inter_region_gb: Assumed[NonNegativeFloat] | None = None
-    log_ingest_gb: Assumed[NonNegativeFloat] | None = None
-    custom_metrics: Assumed[int] | None = None
+    ebs_gb_per_instance: Assumed[Gigabytes] | None = None
+    checkpoints_retained: Assumed[Count] | None = None
+    storage_months_after_run: Assumed[Months] | None = None
+    log_retention_months_after_run: Assumed[Months] | None = None
+    transfer_out_gb: Assumed[Gigabytes] | None = None
+    transfer_inter_region_gb: Assumed[Gigabytes] | None = None
+    log_ingest_gb: Assumed[Gigabytes] | None = None
+    custom_metrics: Assumed[Count] | None = None
     data_preparation: DataPreparation | None = None
-    engineering_hours: Assumed[NonNegativeFloat] | None = None
-    engineering_hourly_usd: Assumed[NonNegativeMoney] | None = None
+    engineering_hours: Assumed[Hours] | None = None
+    engineering_hourly_usd: Assumed[HourlyUsd] | None = None
     price_overrides: list[PriceOverride] = Field(default_factory=list)
 
     @field_validator("idle_fraction")

@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from trncost.model.bounds import MAX_COUNT
 from trncost.model.common import DomainModel, InstanceType, Name, Region
 
 
@@ -21,10 +22,10 @@ class Platform(StrEnum):
 
 
 class Parallelism(DomainModel):
-    tensor: int = Field(default=1, ge=1)
-    pipeline: int = Field(default=1, ge=1)
-    data: int | None = Field(default=None, ge=1)
-    expert: int = Field(default=1, ge=1)
+    tensor: int = Field(default=1, ge=1, le=MAX_COUNT)
+    pipeline: int = Field(default=1, ge=1, le=MAX_COUNT)
+    data: int | None = Field(default=None, ge=1, le=MAX_COUNT)
+    expert: int = Field(default=1, ge=1, le=MAX_COUNT)
     sequence: bool = False
 
 

@@ -9,15 +9,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from trncost.model.bounds import PositiveCount, PositiveHours, RateUsd, TierQuantity
 from trncost.model.candidate import Platform, PurchaseOption
-from trncost.model.common import (
-    DomainModel,
-    Identifier,
-    Name,
-    NonNegativeMoney,
-    PositiveFloat,
-    Region,
-)
+from trncost.model.common import DomainModel, Identifier, Name, Region
 from trncost.model.provenance import OfficialPrice, Pending
 
 
@@ -91,16 +85,16 @@ class PriceKey(DomainModel):
 class PriceTier(DomainModel):
     """One Price List price dimension: a rate for usage in [begin, end)."""
 
-    begin: NonNegativeMoney = Decimal(0)
-    end: NonNegativeMoney | None = None
-    usd: NonNegativeMoney
+    begin: TierQuantity = Decimal(0)
+    end: TierQuantity | None = None
+    usd: RateUsd
     rate_code: Name
     description: str | None = None
 
 
 class CapacityBlockTerms(DomainModel):
-    duration_hours: PositiveFloat
-    instance_count: int = Field(ge=1)
+    duration_hours: PositiveHours
+    instance_count: PositiveCount
     start_date: str | None = None
     queried_at: str | None = None
 
@@ -222,7 +216,7 @@ class PriceOverride(DomainModel):
     """A user-supplied rate (negotiated discount, private pricing): a user_assumption."""
 
     key: PriceKey
-    usd: NonNegativeMoney
+    usd: RateUsd
     unit: Name
     note: str | None = None
 

@@ -7,16 +7,17 @@ from functools import cached_property
 
 from pydantic import Field, model_validator
 
-from trncost.model.candidate import Candidate
-from trncost.model.common import (
-    DomainModel,
-    FiniteFloat,
-    Fraction,
-    Identifier,
-    Name,
-    NonNegativeFloat,
-    PositiveFloat,
+from trncost.model.bounds import (
+    Count,
+    Gigabytes,
+    InstanceSeconds,
+    MetricValue,
+    Seconds,
+    Throughput,
+    WorkAmount,
 )
+from trncost.model.candidate import Candidate
+from trncost.model.common import DomainModel, Fraction, Identifier, Name
 from trncost.model.workload import WorkUnit
 
 
@@ -48,16 +49,16 @@ class TimingScope(DomainModel):
 class WallTime(DomainModel):
     """End-to-end wall time, split. None means not measured (never 0 by default)."""
 
-    compile_s: NonNegativeFloat | None = None
+    compile_s: Seconds | None = None
     compile_cache_hit: bool | None = None
-    warmup_s: NonNegativeFloat | None = None
-    steady_s: NonNegativeFloat
-    data_wait_s: NonNegativeFloat | None = None
-    checkpoint_save_s: NonNegativeFloat | None = None
-    checkpoint_restore_s: NonNegativeFloat | None = None
-    evaluation_s: NonNegativeFloat | None = None
-    restart_s: NonNegativeFloat | None = None
-    other_s: NonNegativeFloat | None = None
+    warmup_s: Seconds | None = None
+    steady_s: Seconds
+    data_wait_s: Seconds | None = None
+    checkpoint_save_s: Seconds | None = None
+    checkpoint_restore_s: Seconds | None = None
+    evaluation_s: Seconds | None = None
+    restart_s: Seconds | None = None
+    other_s: Seconds | None = None
 
     @cached_property
     def total_s(self) -> float:
@@ -77,8 +78,8 @@ class WallTime(DomainModel):
 
 class Work(DomainModel):
     unit: WorkUnit
-    done: NonNegativeFloat
-    quality_meeting: NonNegativeFloat = Field(
+    done: WorkAmount
+    quality_meeting: WorkAmount = Field(
         description="work that counts toward the target (diverged or discarded work excluded)"
     )
 
@@ -94,26 +95,26 @@ class Utilization(DomainModel):
         default=None, description="mean NeuronCore utilization, 0..1"
     )
     gpu: Fraction | None = Field(default=None, description="mean GPU utilization, 0..1")
-    device_memory_gb: NonNegativeFloat | None = None
+    device_memory_gb: Gigabytes | None = None
 
 
 class Reliability(DomainModel):
-    errors: int = Field(default=0, ge=0)
-    failures: int = Field(default=0, ge=0, description="interruptions that needed a restart")
-    reruns: int = Field(default=0, ge=0, description="whole reruns of this trial")
-    rerun_s: NonNegativeFloat = Field(default=0.0, description="wall seconds spent in reruns")
+    errors: Count = 0
+    failures: Count = Field(default=0, description="interruptions that needed a restart")
+    reruns: Count = Field(default=0, description="whole reruns of this trial")
+    rerun_s: Seconds = Field(default=0.0, description="wall seconds spent in reruns")
     unsupported_ops: list[str] = Field(default_factory=list)
 
 
 class Checkpointing(DomainModel):
-    saves: int = Field(default=0, ge=0)
-    size_gb: NonNegativeFloat | None = None
+    saves: Count = 0
+    size_gb: Gigabytes | None = None
     restore_verified: bool | None = None
 
 
 class QualityResult(DomainModel):
     metric: Name
-    value: FiniteFloat
+    value: MetricValue
     loss_finite: bool | None = Field(
         default=True, description="the loss stayed finite (None: it was not checked)"
     )
@@ -122,11 +123,11 @@ class QualityResult(DomainModel):
 class Usage(DomainModel):
     """Supporting-resource usage during the trial. None means not measured."""
 
-    transfer_out_gb: NonNegativeFloat | None = None
-    transfer_inter_region_gb: NonNegativeFloat | None = None
-    log_ingest_gb: NonNegativeFloat | None = None
-    custom_metrics: int | None = Field(default=None, ge=0)
-    storage_gb: NonNegativeFloat | None = Field(
+    transfer_out_gb: Gigabytes | None = None
+    transfer_inter_region_gb: Gigabytes | None = None
+    log_ingest_gb: Gigabytes | None = None
+    custom_metrics: Count | None = None
+    storage_gb: Gigabytes | None = Field(
         default=None, description="GB the run kept in S3 besides checkpoints (artifacts, exports)"
     )
 
@@ -140,7 +141,7 @@ class TrialRun(DomainModel):
     timing_scope: TimingScope
     work: Work
     wall: WallTime
-    steady_throughput_samples: list[PositiveFloat] = Field(
+    steady_throughput_samples: list[Throughput] = Field(
         default_factory=list, description="work units per second at the trial's instance count"
     )
     utilization: Utilization = Field(default_factory=Utilization)
@@ -155,7 +156,7 @@ class TrialRun(DomainModel):
     notes: list[str] = Field(
         default_factory=list, description="what was not measured, and how the record coped"
     )
-    billed_instance_seconds: PositiveFloat | None = Field(
+    billed_instance_seconds: InstanceSeconds | None = Field(
         default=None, description="as billed (e.g. SageMaker BillableTimeInSeconds × InstanceCount)"
     )
 

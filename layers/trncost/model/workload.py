@@ -7,14 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from trncost.model.common import (
-    DomainModel,
-    FiniteFloat,
-    Identifier,
-    Name,
-    NonNegativeFloat,
-    PositiveFloat,
-)
+from trncost.model.bounds import Gigabytes, MetricValue, Parameters, PerUnit, PositiveWorkAmount
+from trncost.model.common import DomainModel, Identifier, Name
 
 
 class WorkUnit(StrEnum):
@@ -27,14 +21,14 @@ class Target(DomainModel):
     """An amount of work that, done, reaches the quality gate."""
 
     unit: WorkUnit
-    amount: PositiveFloat
+    amount: PositiveWorkAmount
 
 
 class QualityGate(DomainModel):
     """The quality the target must reach, e.g. eval_loss at_most 2.1."""
 
     metric: Name
-    threshold: FiniteFloat
+    threshold: MetricValue
     direction: Literal["at_least", "at_most"]
 
     def passes(self, value: float) -> bool:
@@ -45,7 +39,7 @@ class QualityGate(DomainModel):
 
 class ModelSpec(DomainModel):
     name: Name
-    parameters: PositiveFloat = Field(description="parameter count, e.g. 8.03e9")
+    parameters: Parameters = Field(description="parameter count, e.g. 8.03e9")
 
 
 class Workload(DomainModel):
@@ -56,12 +50,12 @@ class Workload(DomainModel):
     dataset_id: Name
     target: Target
     quality_gate: QualityGate
-    tokens_per_sample: PositiveFloat | None = None
-    samples_per_step: PositiveFloat | None = Field(
+    tokens_per_sample: PerUnit | None = None
+    samples_per_step: PerUnit | None = Field(
         default=None,
         description="global batch size in samples (needed when work is counted in steps)",
     )
-    dataset_gb: NonNegativeFloat | None = Field(
+    dataset_gb: Gigabytes | None = Field(
         default=None, description="dataset size kept in S3 Standard for the run"
     )
 
