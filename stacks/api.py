@@ -68,6 +68,9 @@ class EstimateApi(Construct):
             description="trncost HTTP API: workloads, trials, estimates, reports, prices",
             memory_size=API_MEMORY_MB,
             timeout=API_TIMEOUT,
+            # A restored snapshot instead of an import on each cold start (lambdas/api: nothing
+            # made before the snapshot holds credentials or connections; the hooks there).
+            snap_start=True,
             environment={
                 TABLE_NAME_ENV: table.table_name,
                 BUS_NAME_ENV: bus.event_bus_name,
@@ -146,7 +149,7 @@ class EstimateApi(Construct):
             validate_request_body=False,
         )
         integration = apigw.LambdaIntegration(
-            self.handler.function,
+            self.handler.invocable,  # the `live` alias: SnapStart serves published versions
             proxy=True,
             timeout=API_TIMEOUT,
             allow_test_invoke=False,  # no extra invoke permission for console test calls

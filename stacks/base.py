@@ -21,6 +21,8 @@ import aws_cdk as cdk
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
+from stacks.keys import LogKey
+
 DEFAULT_STAGE_NAME = "default"  # a stack built outside any cdk.Stage (tests, one-off apps)
 
 
@@ -122,9 +124,14 @@ def retained_log_group(
     log_group_name: str | None = None,
 ) -> logs.LogGroup:
     """A log group kept when its stack is deleted, with the stage's retention (a day count
-    StageConfig validated; RetentionDays' Python values are names, not days)."""
+    StageConfig validated; RetentionDays' Python values are names, not days), encrypted with
+    the stage's log key (stacks/keys.py)."""
     log_group = logs.LogGroup(
-        scope, construct_id, log_group_name=log_group_name, removal_policy=cdk.RemovalPolicy.RETAIN
+        scope,
+        construct_id,
+        log_group_name=log_group_name,
+        removal_policy=cdk.RemovalPolicy.RETAIN,
+        encryption_key=LogKey.of(scope),
     )
     resource = cast(logs.CfnLogGroup, log_group.node.default_child)
     resource.retention_in_days = retention_days

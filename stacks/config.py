@@ -7,9 +7,17 @@ the field so a typo in cdk.json is fixed in one look.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from trncost.settings import Catalog
 
@@ -62,6 +70,72 @@ class ApiConfig(BaseModel):
     latency_alarm_p99_ms: Annotated[int, Field(ge=100, lt=29_000)] = 10_000
 
 
+class TrialPlansConfig(BaseModel):
+    """The stage's bounds on every trial plan the API accepts (above them: 422 naming the
+    field). A plan's own budget_cap_usd and max_run_minutes must fit under them; the plan
+    model's caps (10,000,000 USD, 28 days) are the most a stage may allow."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_budget_usd: Annotated[Decimal, Field(gt=0, le=10_000_000, allow_inf_nan=False)] = Decimal(
+        10_000
+    )
+    max_run_hours: Annotated[int, Field(ge=1, le=28 * 24)] = 72
+
+
+class ReservedConcurrency(BaseModel):
+    """Reserved concurrency per function (lambdas/<name>): the most instances it runs at
+    once, held back from the account's pool. Lambda refuses a reservation that leaves the
+    account fewer than 100 unreserved: these defaults (54 in all) need an account
+    concurrency quota of at least 154 (the default quota is 1,000)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # API Gateway lets 50 requests/s through (api.throttle_rate_limit) at well under a
+    # second each: 40 instances serve it with room for the slow report and comparison routes.
+    api: Annotated[int, Field(ge=1, le=1000)] = 40
+    ingest: Annotated[int, Field(ge=1, le=1000)] = 5  # job ends arrive minutes apart
+    refresh: Annotated[int, Field(ge=1, le=1000)] = 2  # conditional writes settle races
+    prices: Annotated[int, Field(ge=1, le=1000)] = 2  # one scheduled snapshot a day
+    trial_steps: Annotated[int, Field(ge=1, le=1000)] = 5  # Step Functions retries throttles
+
+
+class QueueConcurrency(BaseModel):
+    """MaximumConcurrency of each SQS event source mapping (2..1,000, Lambda's range): at
+    most as many as its function's reserved concurrency, so the poller never invokes into
+    throttling (which would count receives against the queue's maxReceiveCount)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ingest: Annotated[int, Field(ge=2, le=1000)] = 5
+    refresh: Annotated[int, Field(ge=2, le=1000)] = 2
+
+
+class ConcurrencyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reserved: ReservedConcurrency = ReservedConcurrency()
+    sqs_maximum: QueueConcurrency = QueueConcurrency()
+
+    @model_validator(mode="after")
+    def _queues_within_functions(self) -> ConcurrencyConfig:
+        for name in type(self.sqs_maximum).model_fields:
+            queue, function = getattr(self.sqs_maximum, name), getattr(self.reserved, name)
+            if queue > function:
+                raise ValueError(
+                    f"sqs_maximum.{name} ({queue}) is above reserved.{name} ({function}):"
+                    " the queue would invoke the function into throttling"
+                )
+        return self
+
+    def reserved_for(self, function: str) -> int:
+        """The reserved concurrency of lambdas/<function>; every function must have one."""
+        if function not in type(self.reserved).model_fields:
+            raise StageConfigError(f"concurrency.reserved has no entry for function {function!r}")
+        value: int = getattr(self.reserved, function)
+        return value
+
+
 class StageConfig(BaseModel):
     """One deployable stage of trncost."""
 
@@ -76,6 +150,8 @@ class StageConfig(BaseModel):
     # When the prices Lambda snapshots the Price List (EventBridge Scheduler, UTC).
     price_schedule: Annotated[str, Field(pattern=SCHEDULE_PATTERN)] = "rate(1 day)"
     api: ApiConfig = ApiConfig()
+    trial_plans: TrialPlansConfig = TrialPlansConfig()
+    concurrency: ConcurrencyConfig = ConcurrencyConfig()
 
     @field_validator("log_retention_days")
     @classmethod

@@ -15,6 +15,7 @@ from constructs import Construct
 
 from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
+from stacks.keys import LogKey
 from trncost.events import AGENT_SOURCE, SOURCE
 from trncost.store.schema import TABLE, KeyAttr, TableSchema
 
@@ -106,12 +107,21 @@ class TrncostData(TrncostStack):
             **options,
         )
         self.config = config
+        # First: every stack's log groups are encrypted with it (stacks/keys.py).
+        self.log_key = LogKey(self).key
 
         self.data_table = TrncostTable(self, "Data")
         self.table = self.data_table.table
         self.events = TrncostBus(self, "Events", stage_name=self.stage_name)
         self.bus = self.events.bus
 
+        cdk.CfnOutput(
+            self,
+            "LogKeyArn",
+            value=self.log_key.key_arn,
+            description="encrypts"
+            " every trncost log group: readers of the logs need kms:Decrypt on it",
+        )
         cdk.CfnOutput(self, "TableName", value=self.table.table_name)
         cdk.CfnOutput(self, "BusName", value=self.bus.event_bus_name)
         cdk.CfnOutput(self, "BusArn", value=self.bus.event_bus_arn)

@@ -175,14 +175,16 @@ class WorkQueue(Construct):
         return rule
 
 
-def _consume(function: TrncostFunction, queue: sqs.IQueue) -> None:
-    """`function` takes batches from `queue`, reporting failures per record."""
+def _consume(function: TrncostFunction, queue: sqs.IQueue, max_concurrency: int) -> None:
+    """`function` takes batches from `queue`, reporting failures per record, with at most
+    `max_concurrency` invocations at once (the stage's concurrency.sqs_maximum)."""
     function.function.add_event_source(
         event_sources.SqsEventSource(
             queue,
             batch_size=BATCH_SIZE,
             max_batching_window=MAX_BATCHING_WINDOW,
             report_batch_item_failures=True,
+            max_concurrency=max_concurrency,
         )
     )
 
@@ -245,7 +247,7 @@ class TrialIngest(Construct):
         grant(role, METRICS_ACTIONS, ["*"])
         grant(role, TRAINING_JOB_ACTIONS, [regional_arn(self, "sagemaker", "training-job")])
         grant_put_events(role, bus)
-        _consume(self.ingest, self.work.queue)
+        _consume(self.ingest, self.work.queue, config.concurrency.sqs_maximum.ingest)
 
 
 class EstimateRefresh(Construct):
@@ -275,7 +277,7 @@ class EstimateRefresh(Construct):
             environment={TABLE_NAME_ENV: table.table_name},
         )
         grant_table(self.refresh.role, table, TABLE_ACTIONS)
-        _consume(self.refresh, self.work.queue)
+        _consume(self.refresh, self.work.queue, config.concurrency.sqs_maximum.refresh)
 
 
 class TrncostIngest(TrncostStack):

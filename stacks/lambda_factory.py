@@ -5,8 +5,10 @@
   the pinned dependencies of layers/trncost/requirements.txt, installed by pip for arm64 on the
   host: no Docker.
 - `TrncostFunction`: arm64, `RUNTIME`, handler code from lambdas/<name>/ only, the layer, its
-  own log group (retention from the stage), JSON logs, X-Ray, Powertools env vars, its own role
-  (no AWS managed policy), and an encrypted TLS-only SQS dead-letter queue for async invokes.
+  own log group (retention from the stage, the stage's log key), JSON logs, X-Ray, Powertools
+  env vars, its own role (no AWS managed policy), reserved concurrency from the stage
+  (`concurrency.reserved.<name>`), an encrypted TLS-only SQS dead-letter queue for async
+  invokes, and on request SnapStart: a published version and the alias `live` to invoke.
 - `ScheduledInvocation`: an EventBridge Scheduler schedule that invokes one function, with
   a role that may invoke only that function, a retry policy and its own dead-letter queue.
 - `dead_letter_queue()`: the house DLQ (SSE-SQS, TLS only, 14 days).
@@ -80,6 +82,7 @@ LAYER_EXCLUDES: tuple[str, ...] = (
 HANDLER_EXCLUDES: tuple[str, ...] = ("**/__pycache__", "**/*.pyc", "tests", ".*")
 
 POWERTOOLS_METRICS_NAMESPACE = NAMESPACE  # trncost.observability, the one definition
+LIVE_ALIAS = "live"  # the alias SnapStart functions are invoked through
 DEFAULT_MEMORY_MB = 256
 DEFAULT_TIMEOUT = cdk.Duration.seconds(30)
 ASYNC_RETRY_ATTEMPTS = 2
@@ -255,7 +258,11 @@ class TrncostFunction(Construct):
         timeout: cdk.Duration = DEFAULT_TIMEOUT,
         reserved_concurrency: int | None = None,
         layer: TrncostLayer | None = None,
+        snap_start: bool = False,
     ) -> None:
+        """`reserved_concurrency`: None takes the stage's (StageConfig.concurrency).
+        `snap_start`: SnapStart on published versions, and `alias` (`live`) on the current
+        version: what callers invoke (the snapshot serves versions only, never $LATEST)."""
         super().__init__(scope, construct_id)
         # The Powertools service: the `service` dimension of its EMF metrics and the `service`
         # key of its logs (stacks/monitoring/alarms.py alarms on metrics by it).
@@ -295,10 +302,25 @@ class TrncostFunction(Construct):
             environment={**self.powertools_environment(name), **(environment or {})},
             memory_size=memory_size,
             timeout=timeout,
-            reserved_concurrent_executions=reserved_concurrency,
+            reserved_concurrent_executions=(
+                config.concurrency.reserved_for(name)
+                if reserved_concurrency is None
+                else reserved_concurrency
+            ),
             dead_letter_queue=self.dead_letter_queue,
             retry_attempts=ASYNC_RETRY_ATTEMPTS,
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
         )
+        self.alias: lambda_.Alias | None = None
+        if snap_start:
+            self.alias = lambda_.Alias(
+                self, "Live", alias_name=LIVE_ALIAS, version=self.function.current_version
+            )
+
+    @property
+    def invocable(self) -> lambda_.IFunction:
+        """What callers invoke: the `live` alias under SnapStart, else the function."""
+        return self.alias if self.alias is not None else self.function
 
     @staticmethod
     def powertools_environment(name: str) -> dict[str, str]:

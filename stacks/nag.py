@@ -229,37 +229,63 @@ def apply_nag(
             acknowledge(construct, [(rule_id, reason)])
 
 
-# The trial workflow (stacks/workflow.py): launching trial jobs.
-_WILDCARD_LAUNCH = (
-    "Launching trial jobs needs resource-level wildcards the services impose: SageMaker"
-    " training jobs are named per run at launch (arn ...:training-job/* of this account and"
-    " region only); ec2:RunInstances authorizes the instance, volume, network interface,"
-    " subnet, security group, key pair and launch template it creates or uses (this account and"
-    " region only) and the AMI (image/*, any owner, since teams use AWS and their own AMIs);"
-    " ec2:CreateTags is allowed only during RunInstances (ec2:CreateAction condition) and"
-    " ec2:TerminateInstances only on instances tagged trncost:plan; Batch job queues,"
-    " definitions and jobs are named by the plan. iam:PassRole is on the one training role."
-    " X-Ray's xray:PutTraceSegments/PutTelemetryRecords take only '*'."
+# The trial workflow (stacks/workflow.py): launching and stopping trial jobs. One reason per
+# wildcard, each saying what bounds it (the blanket reason that once covered them all, stops
+# and tags of any job included, is gone: those now need the trncost:plan tag).
+_STEPS_POLICY = "TrncostWorkflow/Steps/TrialSteps/Role/DefaultPolicy"
+_REGIONAL = "Resource::arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{what}/*"
+_TAGGED_BY_PLAN = (
+    " Creating or tagging requires the request to carry the trncost:plan tag"
+    " (aws:RequestTag/trncost:plan), and stopping or terminating requires the job to have it"
+    " (aws:ResourceTag/trncost:plan): the trial steps cannot stop, terminate or tag another"
+    " team's jobs. tests/infra/test_least_privilege.py pins each statement."
 )
 WORKFLOW_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
     (
-        "TrncostWorkflow/Steps/TrialSteps/Role/DefaultPolicy",
-        f"AwsSolutions::AwsSolutions-IAM5[{resource}]",
-        _WILDCARD_LAUNCH,
-    )
-    for resource in (
-        "Resource::*",
-        "Resource::arn:<AWS::Partition>:sagemaker:<AWS::Region>:<AWS::AccountId>:training-job/*",
-        *(
-            f"Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:{r}/*"
-            for r in EC2_RUN_RESOURCES
-        ),
-        "Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::image/*",
-        "Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-queue/*",
-        "Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-definition/*",
-        "Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job/*",
-    )
-] + [
+        _STEPS_POLICY,
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Only the X-Ray xray:PutTraceSegments, xray:PutTelemetryRecords that active tracing adds"
+        " take Resource '*' (X-Ray has no resource-level permissions for them).",
+    ),
+    (
+        _STEPS_POLICY,
+        "AwsSolutions::AwsSolutions-IAM5["
+        + _REGIONAL.format(service="sagemaker", what="training-job")
+        + "]",
+        "A trial's SageMaker training job is named per run when it is launched (job names are"
+        " not known at deploy time); this account and region only."
+        + _TAGGED_BY_PLAN
+        + " sagemaker:DescribeTrainingJob (read-only) finds a job a retried launch already"
+        " made.",
+    ),
+    *(
+        (
+            _STEPS_POLICY,
+            f"AwsSolutions::AwsSolutions-IAM5[{_REGIONAL.format(service='ec2', what=r)}]",
+            f"ec2:RunInstances authorizes every {r} it creates or uses, chosen per plan (subnet,"
+            " security groups) or made at launch (instance, volumes, network interface); this"
+            " account and region only. The instance and its volumes must be launched with the"
+            " trncost:plan tag (aws:RequestTag), ec2:CreateTags is allowed only inside that"
+            " RunInstances (ec2:CreateAction) and ec2:TerminateInstances only on instances"
+            " that have the tag (aws:ResourceTag).",
+        )
+        for r in EC2_RUN_RESOURCES
+    ),
+    (
+        _STEPS_POLICY,
+        "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::image/*]",
+        "ec2:RunInstances needs the AMI the plan names: teams use AWS's and their own AMIs, so"
+        " any owner's image in this region (read at launch, never changed).",
+    ),
+    *(
+        (
+            _STEPS_POLICY,
+            f"AwsSolutions::AwsSolutions-IAM5[{_REGIONAL.format(service='batch', what=r)}]",
+            f"Batch {r}s are named by the plan (job queue, job definition) or at submission"
+            " (jobs); this account and region only." + _TAGGED_BY_PLAN,
+        )
+        for r in ("job-queue", "job-definition", "job")
+    ),
     (
         "TrncostWorkflow/Training/TrainingRole/DefaultPolicy",
         "AwsSolutions::AwsSolutions-IAM5[Resource::*]",

@@ -26,7 +26,7 @@ and read plan executions and sets TRNCOST_TRIAL_PLAN_STATE_MACHINE_ARN on it.
 
 from __future__ import annotations
 
-from typing import Unpack
+from typing import Any, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -47,6 +47,8 @@ from stacks.permissions import (
     grant_table,
     regional_arn,
 )
+from trncost.events import AGENT_SOURCE, DetailType
+from trncost.metrics.jobs import PLAN_TAG
 from trncost.metrics.names import AGENT_NAMESPACE
 from trncost.settings import (
     AGENT_BUS_ENV,
@@ -68,17 +70,24 @@ TABLE_ACTIONS = [
     "dynamodb:Query",
     "dynamodb:ConditionCheckItem",
 ]
-SAGEMAKER_ACTIONS = [
-    "sagemaker:CreateTrainingJob",
-    "sagemaker:StopTrainingJob",
-    "sagemaker:DescribeTrainingJob",
-    "sagemaker:AddTags",
-]
+# Least privilege on trial jobs: every job trncost launches carries the trncost:plan tag
+# (trncost.launch: LaunchRequest.tags), so a launch must carry it (aws:RequestTag: creating or
+# tagging without it is refused) and a stop acts only on a job that has it (aws:ResourceTag):
+# the trial steps cannot stop, terminate or tag another team's jobs.
+PLAN_TAG_KEY = PLAN_TAG  # trncost:plan, defined once in trncost.metrics.jobs
+WITH_PLAN_TAG = {"Null": {f"aws:RequestTag/{PLAN_TAG_KEY}": "false"}}
+ON_PLAN_TAGGED = {"Null": {f"aws:ResourceTag/{PLAN_TAG_KEY}": "false"}}
+SAGEMAKER_CREATE_ACTIONS = ["sagemaker:CreateTrainingJob", "sagemaker:AddTags"]
+SAGEMAKER_STOP_ACTIONS = ["sagemaker:StopTrainingJob"]
+SAGEMAKER_READ_ACTIONS = ["sagemaker:DescribeTrainingJob"]
 EC2_RUN_ACTIONS = ["ec2:RunInstances"]
 EC2_TAG_ACTIONS = ["ec2:CreateTags"]
 EC2_STOP_ACTIONS = ["ec2:TerminateInstances"]
 BATCH_ACTIONS = ["batch:SubmitJob", "batch:TagResource"]
 BATCH_STOP_ACTIONS = ["batch:TerminateJob"]
+# What ec2:RunInstances creates and tags (TagSpecifications: the instance and its volumes):
+# these must carry the plan tag; the others it only uses (or creates untagged) cannot.
+EC2_TAGGED_RESOURCES = ("instance", "volume")
 START_ACTIONS = ["states:StartExecution"]
 PASS_ROLE_ACTIONS = ["iam:PassRole"]
 TRAINING_SERVICES = ["sagemaker.amazonaws.com", "ec2.amazonaws.com"]
@@ -121,7 +130,20 @@ class TrainingRole(Group):
                 conditions={"StringEquals": {"cloudwatch:namespace": AGENT_NAMESPACE}},
             )
         )
-        grant(self.role, BUS_ACTIONS, [bus.event_bus_arn])
+        # The agent's own event only: a trial job cannot speak for trncost ("Trial Recorded",
+        # "Price Snapshot Taken") or for anyone else on the bus.
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=BUS_ACTIONS,
+                resources=[bus.event_bus_arn],
+                conditions={
+                    "StringEquals": {
+                        "events:source": AGENT_SOURCE,
+                        "events:detail-type": DetailType.trial_run_completed.value,
+                    }
+                },
+            )
+        )
         training_logs = cdk.Stack.of(self).format_arn(
             service="logs",
             resource="log-group",
@@ -168,7 +190,7 @@ class TrialStepsFunction(Group):
         )
         role = self.steps.role
         grant_table(role, table, TABLE_ACTIONS)
-        grant(role, SAGEMAKER_ACTIONS, [regional_arn(self, "sagemaker", "training-job")])
+        self._grant_sagemaker(role)
         self._grant_ec2(role)
         self._grant_batch(role)
         role.add_to_principal_policy(
@@ -179,32 +201,30 @@ class TrialStepsFunction(Group):
             )
         )
 
+    def _grant_sagemaker(self, role: iam.IRole) -> None:
+        jobs = [regional_arn(self, "sagemaker", "training-job")]
+        _allow(role, SAGEMAKER_CREATE_ACTIONS, jobs, WITH_PLAN_TAG)
+        _allow(role, SAGEMAKER_STOP_ACTIONS, jobs, ON_PLAN_TAGGED)
+        grant(role, SAGEMAKER_READ_ACTIONS, jobs)
+
     def _grant_ec2(self, role: iam.IRole) -> None:
-        instance = regional_arn(self, "ec2", "instance")
-        grant(
+        tagged = [regional_arn(self, "ec2", r) for r in EC2_TAGGED_RESOURCES]
+        used = [
+            regional_arn(self, "ec2", r) for r in EC2_RUN_RESOURCES if r not in EC2_TAGGED_RESOURCES
+        ]
+        _allow(role, EC2_RUN_ACTIONS, tagged, WITH_PLAN_TAG)
+        grant(role, EC2_RUN_ACTIONS, [*used, regional_arn(self, "ec2", "image", account=False)])
+        _allow(
             role,
-            EC2_RUN_ACTIONS,
-            [regional_arn(self, "ec2", r) for r in EC2_RUN_RESOURCES]
-            + [regional_arn(self, "ec2", "image", account=False)],
+            EC2_TAG_ACTIONS,
+            tagged,
+            {"StringEquals": {"ec2:CreateAction": "RunInstances"}, **WITH_PLAN_TAG},
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=EC2_TAG_ACTIONS,
-                resources=[instance, regional_arn(self, "ec2", "volume")],
-                conditions={"StringEquals": {"ec2:CreateAction": "RunInstances"}},
-            )
-        )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=EC2_STOP_ACTIONS,
-                resources=[instance],
-                conditions={"Null": {"aws:ResourceTag/trncost:plan": "false"}},
-            )
-        )
+        _allow(role, EC2_STOP_ACTIONS, [regional_arn(self, "ec2", "instance")], ON_PLAN_TAGGED)
 
     def _grant_batch(self, role: iam.IRole) -> None:
         job = regional_arn(self, "batch", "job")
-        grant(
+        _allow(
             role,
             BATCH_ACTIONS,
             [
@@ -212,8 +232,18 @@ class TrialStepsFunction(Group):
                 regional_arn(self, "batch", "job-definition"),
                 job,
             ],
+            WITH_PLAN_TAG,
         )
-        grant(role, BATCH_STOP_ACTIONS, [job])
+        _allow(role, BATCH_STOP_ACTIONS, [job], ON_PLAN_TAGGED)
+
+
+def _allow(
+    role: iam.IRole, actions: list[str], resources: list[str], conditions: dict[str, Any]
+) -> None:
+    """One Allow statement with conditions on `role`'s default policy."""
+    role.add_to_principal_policy(
+        iam.PolicyStatement(actions=actions, resources=resources, conditions=conditions)
+    )
 
 
 class TrialPlanStateMachine(Group):

@@ -2,7 +2,9 @@
 
 "Trial Recorded" recomputes the estimates of that workload; "Price Snapshot Taken" those that
 follow the latest prices. A version is added only when the inputs changed, so a redelivered
-event changes nothing."""
+event changes nothing. Each estimate refreshes on its own: one that cannot be recomputed is
+recorded as its refresh failure (EstimateRefreshFailures) and the others go on; only an AWS
+service failing after its retries fails the message (retried, then the DLQ)."""
 
 from __future__ import annotations
 
@@ -40,7 +42,12 @@ def record_handler(record: SQSRecord) -> list[dict[str, Any]]:
         return []
     results = route_refresh(services.estimates, event)
     for r in results:
-        name = MetricName.estimates_refreshed if r.version else MetricName.estimates_unchanged
+        if r.failed:  # recorded on the estimate with its reason; the others went on
+            name = MetricName.estimate_refresh_failures
+        elif r.version:
+            name = MetricName.estimates_refreshed
+        else:
+            name = MetricName.estimates_unchanged
         metrics.add_metric(name, MetricUnit.Count, 1)
     logger.info("refreshed", extra={"results": [r.__dict__ for r in results]})
     return [r.__dict__ for r in results]

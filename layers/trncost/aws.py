@@ -40,17 +40,13 @@ def config() -> Any:
 def client(service: str, region: str | None = None, *, endpoint_url: str | None = None) -> Any:
     import boto3
 
-    return boto3.client(
-        service, region_name=region, endpoint_url=endpoint_url, config=config()
-    )
+    return boto3.client(service, region_name=region, endpoint_url=endpoint_url, config=config())
 
 
 def resource(service: str, region: str | None = None, *, endpoint_url: str | None = None) -> Any:
     import boto3
 
-    return boto3.resource(
-        service, region_name=region, endpoint_url=endpoint_url, config=config()
-    )
+    return boto3.resource(service, region_name=region, endpoint_url=endpoint_url, config=config())
 
 
 def credentials() -> Any:

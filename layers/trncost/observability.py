@@ -21,6 +21,8 @@ class MetricName(StrEnum):
     ingests_rejected = "IngestsRejected"
     estimates_refreshed = "EstimatesRefreshed"
     estimates_unchanged = "EstimatesUnchanged"
+    # an estimate a refresh could not recompute (recorded with its reason; the others go on)
+    estimate_refresh_failures = "EstimateRefreshFailures"
     estimates_computed = "EstimatesComputed"  # POST /workloads/{id}/estimates that made one
     # The trial workflow (issue 7) emits it, Count 1 per trial plan that ends failed; the
     # stage already alarms on it (stacks/monitoring.py).

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,6 +33,9 @@ STATE_MACHINE_ARN_ENV = "TRNCOST_TRIAL_PLAN_STATE_MACHINE_ARN"
 TRAINING_ROLE_ENV = "TRNCOST_TRAINING_ROLE_ARN"
 INSTANCE_PROFILE_ENV = "TRNCOST_TRAINING_INSTANCE_PROFILE_ARN"
 AGENT_BUS_ENV = "TRNCOST_AGENT_BUS"
+# the stage's bounds on every trial plan (cdk.json: trial_plans.max_budget_usd, max_run_hours)
+PLAN_MAX_BUDGET_ENV = "TRNCOST_TRIAL_PLAN_MAX_BUDGET_USD"
+PLAN_MAX_RUN_HOURS_ENV = "TRNCOST_TRIAL_PLAN_MAX_RUN_HOURS"
 URL_ENV = "TRNCOST_URL"  # the CLI: the API base URL when --url is not given
 STATE_DIR_ENV = "TRNCOST_STATE_DIR"  # the local runtime's state file (default ~/.cache/trncost)
 LOG_LEVEL_ENV = "POWERTOOLS_LOG_LEVEL"  # Powertools' own; the local runtime passes it on
@@ -59,6 +63,25 @@ class Catalog(BaseModel):
     capacity_block_lookahead_days: int = Field(default=56, ge=1, le=182)
 
 
+class PlanLimits(BaseModel):
+    """The stage's bounds on every trial plan (a plan above them is refused, 422). None: only
+    the plan model's own caps (budget_cap_usd ≤ 10,000,000; max_run_minutes ≤ 28 days)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_budget_usd: Decimal | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_run_hours: int | None = Field(default=None, ge=1)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> PlanLimits:
+        env = _env(env)
+        budget, hours = env.get(PLAN_MAX_BUDGET_ENV), env.get(PLAN_MAX_RUN_HOURS_ENV)
+        return cls(
+            max_budget_usd=Decimal(budget) if budget else None,
+            max_run_hours=int(hours) if hours else None,
+        )
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -68,6 +91,7 @@ class Settings(BaseModel):
     catalog: Catalog | None = None
     live_prices: bool = True  # may the API query the Price List API (POST /prices/snapshots)
     state_machine_arn: str | None = None  # the trial plan state machine the API starts
+    plan_limits: PlanLimits = Field(default_factory=PlanLimits)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -80,6 +104,7 @@ class Settings(BaseModel):
             catalog=Catalog.model_validate(json.loads(catalog)) if catalog else None,
             live_prices=env.get(LIVE_PRICES_ENV, "true").lower() not in ("false", "0", "no"),
             state_machine_arn=env.get(STATE_MACHINE_ARN_ENV) or None,
+            plan_limits=PlanLimits.from_env(env),
         )
 
 

@@ -147,7 +147,10 @@ class Wiring:
 
         # its Step Functions client is made when a plan is first started or described
         return TrialPlanService(
-            self.plans, self.records, state_machine_arn=self.settings.state_machine_arn
+            self.plans,
+            self.records,
+            state_machine_arn=self.settings.state_machine_arn,
+            limits=self.settings.plan_limits,
         )
 
     @cached_property

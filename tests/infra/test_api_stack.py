@@ -154,7 +154,8 @@ def test_api_is_one_proxy_to_the_api_function_at_the_root_and_below(
         assert integration["IntegrationHttpMethod"] == "POST"
         separator, parts = integration["Uri"]["Fn::Join"]
         assert separator == ""
-        assert parts[-2:] == [{"Fn::GetAtt": [function_id, "Arn"]}, "/invocations"]
+        # the `live` alias of the function's published version (SnapStart serves versions)
+        assert parts[-2:] == [{"Ref": _live_alias(api_stack, function_id)}, "/invocations"]
         assert ":lambda:path/2015-03-31/functions/" in parts[-3]
         assert integration["TimeoutInMillis"] == API_TIMEOUT.to_milliseconds() == 29_000
 
@@ -167,8 +168,33 @@ def test_only_this_api_may_invoke_the_function(api_stack, function, rest_api_id,
         props = permission["Properties"]
         assert props["Action"] == "lambda:InvokeFunction"
         assert props["Principal"] == "apigateway.amazonaws.com"
-        assert props["FunctionName"] == {"Fn::GetAtt": [function_id, "Arn"]}
+        assert props["FunctionName"] == {"Ref": _live_alias(api_stack, function_id)}
         assert _refs(props["SourceArn"]) >= {rest_api_id, stage[0]}
+
+
+def _live_alias(api_stack: dict, function_id: str) -> str:
+    """The logical id of the function's `live` alias, on its one published version."""
+    alias_id, alias = _one(api_stack, "AWS::Lambda::Alias")
+    version_id, version = _one(api_stack, "AWS::Lambda::Version")
+    assert alias["Properties"]["Name"] == "live"
+    assert alias["Properties"]["FunctionName"] == {"Ref": function_id}
+    assert alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [version_id, "Version"]}
+    assert version["Properties"]["FunctionName"] == {"Ref": function_id}
+    return alias_id
+
+
+def test_the_api_function_restores_from_a_snapshot(api_stack, function) -> None:
+    # SnapStart on published versions (Python 3.12+, aws-cdk-lib knows it for the runtime), and
+    # API Gateway invokes the `live` alias of the published version, never $LATEST
+    function_id, props = function
+    assert props["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    assert props["Runtime"] == RUNTIME.name and RUNTIME.supports_snap_start
+    _live_alias(api_stack, function_id)
+    # and no provisioned concurrency, EFS or large ephemeral storage (SnapStart refuses them)
+    assert "FileSystemConfigs" not in props
+    assert props.get("EphemeralStorage", {"Size": 512})["Size"] <= 512
+    alias = next(iter(_resources(api_stack, "AWS::Lambda::Alias").values()))
+    assert "ProvisionedConcurrencyConfig" not in alias["Properties"]
 
 
 def test_rest_api_is_regional_without_binary_media_types(api_stack, rest_api_id) -> None:

@@ -322,7 +322,8 @@ def test_functions_are_arm64_with_the_layer_and_a_retained_log_group(
     assert props["Timeout"] == timeout
     assert props["MemorySize"] == memory
     assert props["TracingConfig"] == {"Mode": "Active"}
-    assert "ReservedConcurrentExecutions" not in props
+    # reserved concurrency from the stage config (cdk.json concurrency.reserved.<name>)
+    assert props["ReservedConcurrentExecutions"] == stage_config.concurrency.reserved_for(service)
     layer_id, _ = _one(ingest_stack, "AWS::Lambda::LayerVersion")
     assert props["Layers"] == [{"Ref": layer_id}]
     logging = props["LoggingConfig"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -66,8 +67,9 @@ def test_every_logical_id_of_the_app_is_its_path_less_the_groups(synthesized) ->
         below = path_below(stack, construct)
         components = [s.node.id for s in below if not isinstance(s, Group)]
         logical, expected = stack.resolve(construct.logical_id), unique_id(components)
-        if isinstance(construct, apigw.CfnDeployment):
-            # a REST API deployment appends a hash of what it deploys (a change redeploys)
+        if isinstance(construct, apigw.CfnDeployment | lambda_.CfnVersion):
+            # a REST API deployment, and a function's current version, append a hash of what
+            # they hold (a change redeploys, or publishes a new version)
             logical = logical[: len(expected)]
         assert logical == expected, construct.node.path
         checked += 1

@@ -1,6 +1,13 @@
 """Estimates as stored, versioned things: create one, read its versions and its report,
 recompute it when its evidence or its prices change. A version is added only when the inputs
-changed (same inputs, same estimate: a repeated event changes nothing)."""
+changed (same inputs, same estimate: a repeated event changes nothing).
+
+A refresh is isolated per estimate: one that cannot be recomputed (its inputs out of range, a
+stored record that no longer validates, missing evidence) is recorded as a refresh failure of
+that estimate with its reason, and the others go on. Only an AWS service failing after its
+retries (throttling, 5xx, no answer) stops the refresh: the message is then retried, and ends
+in the dead-letter queue if it keeps failing, so nothing is lost.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +19,32 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from trncost.errors import DomainError, NoPrices, NotFound
+from pydantic import ValidationError
+
+from trncost import aws
+from trncost.errors import Busy, DomainError, NoPrices, NotFound, Unavailable
 from trncost.estimate import estimate
 from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot
 from trncost.store.prices import PriceStore
-from trncost.store.records import EstimateDefinition, EstimateVersion, RecordStore
+from trncost.store.records import (
+    EstimateDefinition,
+    EstimateVersion,
+    RecordStore,
+    RefreshFailure,
+    UnreadableDefinition,
+)
 
 log = logging.getLogger(__name__)
-__all__ = ["EstimateService", "EstimateVersion", "Refreshed", "fingerprint", "route_refresh"]
+__all__ = [
+    "EstimateService",
+    "EstimateVersion",
+    "RefreshFailure",
+    "Refreshed",
+    "fingerprint",
+    "infrastructure_failure",
+    "route_refresh",
+]
 
 
 def _now() -> datetime:
@@ -43,6 +67,14 @@ class Refreshed:
     estimate_id: str
     version: int | None  # None: unchanged, or could not be computed (see reason)
     reason: str
+    failed: bool = False  # could not be recomputed: recorded as a refresh failure
+
+
+def infrastructure_failure(exc: BaseException) -> bool:
+    """An AWS service still throttling or failing after its retries (or another delivery
+    holding the work): a later try may succeed, so the message goes back to the queue. Anything
+    else is about this estimate's own data and cannot get better by retrying."""
+    return isinstance(exc, Unavailable | Busy) or aws.unavailable(exc)
 
 
 class EstimateService:
@@ -88,7 +120,15 @@ class EstimateService:
         return self._snapshot(snapshot_id)
 
     def _snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
-        snap = self.prices.get_snapshot(snapshot_id) if snapshot_id else self.prices.latest()
+        try:
+            snap = self.prices.get_snapshot(snapshot_id) if snapshot_id else self.prices.latest()
+        except ValidationError as exc:  # stored before a bound existed (trncost.model.bounds)
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise DomainError(
+                f"price snapshot {snapshot_id or '(latest)'} holds a quote out of range"
+                f" ({where}: {first['msg']}): take a new snapshot"
+            ) from None
         if snap is None:
             raise NoPrices(
                 f"price snapshot {snapshot_id} not found"
@@ -115,8 +155,10 @@ class EstimateService:
         candidate: Candidate,
         assumptions: Assumptions,
         snapshot_id: str | None = None,
+        created_by: str | None = None,
     ) -> EstimateVersion:
-        """Compute and store a new estimate (version 1). Domain errors surface unchanged."""
+        """Compute and store a new estimate (version 1), noting who asked (`created_by`: the
+        caller's IAM ARN). Domain errors surface unchanged."""
         definition = EstimateDefinition(
             estimate_id=f"est-{uuid.uuid4().hex[:12]}",
             workload_id=workload_id,
@@ -124,6 +166,7 @@ class EstimateService:
             assumptions=assumptions,
             snapshot_id=snapshot_id,
             created_at=self.clock().isoformat(),
+            created_by=created_by,
         )
         inp = self._input(definition)
         result = estimate(inp)  # raises MissingEvidence / DomainError before anything is stored
@@ -157,8 +200,7 @@ class EstimateService:
                     return Refreshed(eid, None, "inputs unchanged")
                 result = estimate(inp)
             except (DomainError, NotFound) as exc:
-                log.warning("estimate %s not recomputed: %s", eid, exc)
-                return Refreshed(eid, None, str(exc))
+                return self._failed(eid, reason, str(exc))
             version = EstimateVersion(
                 estimate_id=eid,
                 version=(latest.version if latest else 0) + 1,
@@ -171,27 +213,72 @@ class EstimateService:
                 return Refreshed(eid, version.version, reason)
         raise RuntimeError(f"estimate {eid}: versions kept changing under {attempts} refreshes")
 
+    # -- isolated refreshes --------------------------------------------------------------------
+    def _failed(self, estimate_id: str, trigger: str, why: str) -> Refreshed:
+        """Record that this estimate could not be refreshed (its own data), and go on."""
+        log.warning("estimate %s not refreshed (%s): %s", estimate_id, trigger, why)
+        self.records.put_refresh_failure(
+            RefreshFailure(estimate_id, self.clock().isoformat(), trigger, why)
+        )
+        return Refreshed(estimate_id, None, why, failed=True)
+
+    def refresh_one(
+        self, definition: EstimateDefinition | UnreadableDefinition, trigger: str
+    ) -> Refreshed:
+        """One estimate refreshed on its own: whatever its own data raises is its failure;
+        an infrastructure failure is raised (the message is retried)."""
+        if isinstance(definition, UnreadableDefinition):
+            return self._failed(definition.estimate_id, trigger, definition.reason)
+        try:
+            return self.recompute(definition, trigger)
+        except Exception as exc:
+            if infrastructure_failure(exc):
+                raise
+            why = _reason(exc)
+            return self._failed(definition.estimate_id, trigger, why)
+
+    def refresh_failures(self, estimate_id: str) -> list[RefreshFailure]:
+        """Why the estimate's refreshes failed, newest first (empty: none did)."""
+        return self.records.refresh_failures(estimate_id)
+
     def refresh_workload(self, workload_id: str, reason: str) -> list[Refreshed]:
-        return [self.recompute(d, reason) for d in self.records.estimate_definitions(workload_id)]
+        return [self.refresh_one(d, reason) for d in self.records.readable_definitions(workload_id)]
 
     def refresh_for_snapshot(self, previous_id: str | None, new_id: str) -> list[Refreshed]:
         """Recompute estimates that follow the latest prices and were made with another
-        snapshot (pinned estimates keep theirs)."""
+        snapshot (pinned estimates keep theirs), each on its own."""
         done: list[Refreshed] = []
+        trigger = f"price snapshot {new_id}"
         cursor = None
         while True:
-            page = self.records.list_workloads(limit=100, cursor=cursor)
-            for workload in page.items:
-                for definition in self.records.estimate_definitions(workload.workload_id):
-                    if definition.snapshot_id is not None:
-                        continue
-                    latest = self.records.get_version(definition.estimate_id)
-                    if latest is not None and latest.estimate.snapshot_id == new_id:
-                        continue
-                    done.append(self.recompute(definition, f"price snapshot {new_id}"))
-            if page.cursor is None:
+            ids, cursor = self.records.workload_ids(limit=100, cursor=cursor)
+            for workload_id in ids:
+                for definition in self.records.readable_definitions(workload_id):
+                    if self._follows_other_snapshot(definition, new_id):
+                        done.append(self.refresh_one(definition, trigger))
+            if cursor is None:
                 return done
-            cursor = page.cursor
+
+    def _follows_other_snapshot(
+        self, definition: EstimateDefinition | UnreadableDefinition, new_id: str
+    ) -> bool:
+        if isinstance(definition, UnreadableDefinition):
+            return True  # its snapshot cannot be told: refreshed, i.e. recorded as failing
+        if definition.snapshot_id is not None:
+            return False
+        try:
+            latest = self.records.get_version(definition.estimate_id)
+        except ValidationError:
+            return True  # a stored version that no longer validates: recompute it
+        return latest is None or latest.estimate.snapshot_id != new_id
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"a stored record does not validate: {where}: {first['msg']}"
+    return f"{type(exc).__name__}: {exc}"[:1000]
 
 
 def route_refresh(service: EstimateService, event: dict[str, Any]) -> list[Refreshed]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from trncost import aws
 from trncost.errors import Conflict, InvalidInput, NotFound, Unavailable
-from trncost.settings import STATE_MACHINE_ARN_ENV
+from trncost.settings import STATE_MACHINE_ARN_ENV, PlanLimits
 from trncost.store.plans import PlanState, PlanStore, RunState
 from trncost.store.records import RecordStore
 from trncost.workflow.plan import TrialPlan, derive_plan_id
@@ -45,12 +45,14 @@ class TrialPlanService:
         sfn: Any = None,
         state_machine_arn: str | None = None,
         clock: Callable[[], datetime] = _now,
+        limits: PlanLimits | None = None,
     ) -> None:
         self.plans = plans
         self.records = records
         self._sfn = sfn
         self.state_machine_arn = state_machine_arn
         self.clock = clock
+        self.limits = limits or PlanLimits()
 
     @property
     def sfn(self) -> Any:
@@ -79,6 +81,7 @@ class TrialPlanService:
             raise NotFound(f"workload {workload_id} not found")
         plan_id = plan_id or derive_plan_id({"workload_id": workload_id, **body})
         plan = TrialPlan.model_validate({**body, "plan_id": plan_id, "workload_id": workload_id})
+        self._within_limits(plan)
         if self.plans.create(plan, self.clock().isoformat()):
             self._start(plan)
             state = self.plans.get(plan_id)
@@ -93,6 +96,26 @@ class TrialPlanService:
             self._start(plan)
             existing = self.plans.get(plan_id) or existing
         return existing, False
+
+    def _within_limits(self, plan: TrialPlan) -> None:
+        """The stage's bounds (trial_plans in cdk.json): above them, 422 naming the field."""
+        problems, fields = [], []
+        cap = self.limits.max_budget_usd
+        if cap is not None and plan.budget_cap_usd > cap:
+            problems.append(
+                f"budget_cap_usd: {plan.budget_cap_usd} is above this stage's limit of {cap} USD"
+                " (trial_plans.max_budget_usd)"
+            )
+            fields.append("budget_cap_usd")
+        hours = self.limits.max_run_hours
+        if hours is not None and plan.max_run_minutes > hours * 60:
+            problems.append(
+                f"max_run_minutes: {plan.max_run_minutes} is above this stage's limit of"
+                f" {hours * 60} ({hours} h, trial_plans.max_run_hours)"
+            )
+            fields.append("max_run_minutes")
+        if problems:
+            raise InvalidInput("; ".join(problems), fields)
 
     def get(self, plan_id: str) -> tuple[PlanState, str | None]:
         """The plan as stored, and its execution's status as Step Functions says (None when

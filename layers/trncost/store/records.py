@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from trncost.errors import Conflict
 from trncost.model import Assumptions, Candidate, Estimate, TrialRun, Workload
@@ -19,11 +19,13 @@ from trncost.model.common import DomainModel, Identifier
 from trncost.store.base import Repository, decode_cursor, encode_cursor
 from trncost.store.schema import (
     ESTIMATE_DEF_SK,
+    REFRESH_FAILURE_PREFIX,
     TABLE,
     TRIAL_SK,
     WORKLOAD_SK,
     WORKLOADS_GSI_PK,
     estimate_pk,
+    refresh_failure_sk,
     trial_pk,
     version_sk,
     workload_estimates_gsi_pk,
@@ -45,6 +47,24 @@ class EstimateDefinition(DomainModel):
         default=None, description="a pinned price snapshot; None follows the latest"
     )
     created_at: str
+    created_by: str | None = Field(default=None, description="who asked for it (IAM ARN)")
+
+
+@dataclass(frozen=True)
+class UnreadableDefinition:
+    """A stored estimate definition that no longer validates (written before a bound existed):
+    refreshed as a failure of its own, never a failure of its workload's other estimates."""
+
+    estimate_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RefreshFailure:
+    estimate_id: str
+    at: str
+    trigger: str  # what asked for the refresh: "price snapshot <id>", "trial <id> recorded"
+    reason: str
 
 
 class EstimateVersion(DomainModel):
@@ -93,6 +113,21 @@ class RecordStore(Repository):
         return Page(
             [Workload.model_validate_json(i["workload"]) for i in items], encode_cursor(last)
         )
+
+    def workload_ids(
+        self, limit: int = 100, cursor: str | None = None
+    ) -> tuple[list[str], str | None]:
+        """One page of workload ids, newest first, without reading the workloads themselves
+        (a refresh reads each on its own)."""
+        items, last = self.query_page(
+            limit,
+            decode_cursor(cursor, gsi1pk=WORKLOADS_GSI_PK),
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(WORKLOADS_GSI_PK),
+            ScanIndexForward=False,
+            ProjectionExpression="pk, sk, gsi1pk, gsi1sk",
+        )
+        return [str(i["pk"]).removeprefix("WORKLOAD#") for i in items], encode_cursor(last)
 
     # -- trials ----------------------------------------------------------------------------
     def put_trial(self, trial: TrialRun, recorded_at: str, source: str) -> bool:
@@ -153,6 +188,52 @@ class RecordStore(Repository):
             KeyConditionExpression=Key("gsi1pk").eq(workload_estimates_gsi_pk(workload_id)),
         )
         return [EstimateDefinition.model_validate_json(i["definition"]) for i in items]
+
+    def readable_definitions(
+        self, workload_id: str
+    ) -> list[EstimateDefinition | UnreadableDefinition]:
+        """Every estimate definition of the workload, each read on its own: one that no longer
+        validates comes back as an UnreadableDefinition with the reason."""
+        items = self.query_all(
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_estimates_gsi_pk(workload_id)),
+        )
+        out: list[EstimateDefinition | UnreadableDefinition] = []
+        for item in items:
+            try:
+                out.append(EstimateDefinition.model_validate_json(item["definition"]))
+            except ValidationError as exc:
+                eid = str(item.get("gsi1sk") or item.get("pk", "")).removeprefix("ESTIMATE#")
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                out.append(UnreadableDefinition(eid, f"stored definition: {where}: {first['msg']}"))
+        return out
+
+    # -- refresh failures ------------------------------------------------------------------
+    def put_refresh_failure(self, failure: RefreshFailure) -> None:
+        """Keep why a refresh of this estimate failed (the latest per trigger)."""
+        self.table.put_item(
+            Item={
+                "pk": estimate_pk(failure.estimate_id),
+                "sk": refresh_failure_sk(failure.trigger),
+                "at": failure.at,
+                "trigger": failure.trigger,
+                "reason": failure.reason[:2000],
+            }
+        )
+
+    def refresh_failures(self, estimate_id: str) -> list[RefreshFailure]:
+        """The estimate's refresh failures, newest first."""
+        items = self.query_all(
+            KeyConditionExpression=Key("pk").eq(estimate_pk(estimate_id))
+            & Key("sk").begins_with(REFRESH_FAILURE_PREFIX),
+            ConsistentRead=True,
+        )
+        failures = [
+            RefreshFailure(estimate_id, str(i["at"]), str(i["trigger"]), str(i["reason"]))
+            for i in items
+        ]
+        return sorted(failures, key=lambda f: f.at, reverse=True)
 
     def latest_version_number(self, estimate_id: str) -> int:
         page = self.table.query(

@@ -10,12 +10,14 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     trial record      pk TRIAL#<id>     sk TRIAL              gsi1 WORKLOAD#<wid>#TRIALS / <at>#<id>
     estimate          pk ESTIMATE#<id>  sk DEF                gsi1 WORKLOAD#<wid>#ESTIMATES / <id>
     estimate version  pk ESTIMATE#<id>  sk V#<000001>
+    refresh failure   pk ESTIMATE#<id>  sk F#<hash of what triggered the refresh>
     ingest claim      pk INGEST#<job>#<status>  sk CLAIM
     rejected ingest   pk INGEST_REJECTED        sk <at>#<event id>
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +123,14 @@ def workload_estimates_gsi_pk(workload_id: str) -> str:
 
 def version_sk(version: int) -> str:
     return f"V#{version:06d}"
+
+
+REFRESH_FAILURE_PREFIX = "F#"
+
+
+def refresh_failure_sk(trigger: str) -> str:
+    """One item per (estimate, trigger): a redelivered event overwrites its own failure."""
+    return REFRESH_FAILURE_PREFIX + hashlib.sha256(trigger.encode()).hexdigest()[:24]
 
 
 def claim_pk(dedup_key: str) -> str:

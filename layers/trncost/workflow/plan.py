@@ -27,6 +27,7 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from trncost.launch.support import LauncherKind, unsupported_reason
+from trncost.model.bounds import PositiveHourlyUsd
 from trncost.model.candidate import Candidate, Platform
 from trncost.model.common import DomainModel, Identifier, InstanceType, Name
 from trncost.model.trial import Phase
@@ -151,7 +152,7 @@ class TrialPlan(DomainModel):
     target: TargetSettings | None = None
     gates: GateSettings = Field(default_factory=GateSettings)
     budget_cap_usd: Decimal = Field(gt=0, le=Decimal(10_000_000), allow_inf_nan=False)
-    assumed_hourly_usd: dict[InstanceType, Decimal] = Field(
+    assumed_hourly_usd: dict[InstanceType, PositiveHourlyUsd] = Field(
         default_factory=dict,
         description="user_assumption rates used only where no official price exists (PENDING)",
     )
