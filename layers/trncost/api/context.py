@@ -1,12 +1,12 @@
-"""What every route module shares: the wiring of the request being answered, a Router, and
-the path and query parameters."""
+"""What every route module shares: the wiring of the request being answered, a Router, the
+path and query parameters, and who is calling (`caller_arn`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Annotated
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
@@ -16,6 +16,8 @@ from trncost.wiring import Wiring
 Limit = Annotated[int, Query(ge=1, le=100, description="page size")]
 Cursor = Annotated[str | None, Query(description="the next_cursor of the previous page")]
 Id = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")]
+
+LOCAL_CALLER = "local"  # the caller of a request that API Gateway did not authenticate
 
 _current: ContextVar[Wiring | None] = ContextVar("trncost_api_wiring", default=None)
 
@@ -41,3 +43,19 @@ def serving(wiring: Wiring) -> Iterator[None]:
 
 def router() -> Router:
     return Router()
+
+
+def caller_arn(event: Mapping[str, Any]) -> str:
+    """Who sent this API request: the IAM ARN API Gateway authenticated it as
+    (`requestContext.identity.userArn`, present on every request with IAM auth), or `local`
+    when there is none (the local runtime, which authenticates nobody). Every write stores it
+    and answers with it."""
+    context = event.get("requestContext")
+    identity = context.get("identity") if isinstance(context, Mapping) else None
+    arn = identity.get("userArn") if isinstance(identity, Mapping) else None
+    return arn if isinstance(arn, str) and arn.strip() else LOCAL_CALLER
+
+
+def caller(routes: Router) -> str:
+    """The caller of the request `routes` is answering."""
+    return caller_arn(routes.current_event.raw_event)

@@ -8,11 +8,12 @@ from urllib.parse import quote
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from trncost.api.context import Id, router, services
+from trncost.api.context import Id, caller, router, services
 from trncost.api.schemas import (
     ComparisonRequest,
     EstimateRequest,
     EstimateView,
+    RefreshFailureView,
     VersionInfo,
     Versions,
 )
@@ -31,6 +32,7 @@ def _view(version: EstimateVersion) -> EstimateView:
         created_at=version.created_at,
         reason=version.reason,
         report_url=f"/estimates/{quote(version.estimate_id)}/report?version={version.version}",
+        created_by=version.created_by,
         estimate=version.estimate,
     )
 
@@ -38,7 +40,11 @@ def _view(version: EstimateVersion) -> EstimateView:
 @routes.post("/workloads/<workload_id>/estimates", tags=["estimates"])
 def create_estimate(workload_id: Id, request: EstimateRequest) -> tuple[EstimateView, int]:
     version = services().estimates.create(
-        workload_id, request.candidate, request.assumptions, request.snapshot_id
+        workload_id,
+        request.candidate,
+        request.assumptions,
+        request.snapshot_id,
+        created_by=caller(routes),
     )
     return _view(version), 201
 
@@ -50,9 +56,15 @@ def get_estimate(estimate_id: Id, version: Version = None) -> EstimateView:
 
 @routes.get("/estimates/<estimate_id>/versions", tags=["estimates"])
 def list_versions(estimate_id: Id) -> Versions:
-    versions = services().estimates.versions(estimate_id)
+    service = services().estimates
+    versions = service.versions(estimate_id)
+    failures = service.refresh_failures(estimate_id)
     return Versions(
-        estimate_id=estimate_id, versions=[VersionInfo.model_validate(v) for v in versions]
+        estimate_id=estimate_id,
+        versions=[VersionInfo.model_validate(v) for v in versions],
+        refresh_failures=[
+            RefreshFailureView(at=f.at, trigger=f.trigger, reason=f.reason) for f in failures
+        ],
     )
 
 

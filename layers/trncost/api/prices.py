@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trncost.api.context import Cursor, Id, Limit, router, services
+from trncost.api.context import Cursor, Id, Limit, caller, router, services
 from trncost.api.schemas import Page, SnapshotRequest, SnapshotSummaryView, SnapshotTaken
 from trncost.model import PriceSnapshot, SnapshotDiff
 
@@ -33,6 +33,8 @@ def diff(snapshot_id: Id, other_id: Id) -> SnapshotDiff:
 
 @routes.post("/prices/snapshots", tags=["prices"])
 def take_snapshot(request: SnapshotRequest) -> tuple[SnapshotTaken, int]:
-    result = services().snapshots.take_requested(request.saved_price_list, request.note)
+    result = services().snapshots.take_requested(
+        request.saved_price_list, request.note, taken_by=caller(routes)
+    )
     summary = result.summary()
     return SnapshotTaken.model_validate({k: summary[k] for k in SnapshotTaken.model_fields}), 201

@@ -69,12 +69,16 @@ class ComparisonRequest(BaseModel):
     credits: Credits | None = None
 
 
+CALLER = "the IAM ARN the request was signed by (`local` in the local runtime)"
+
+
 class EstimateView(BaseModel):
     estimate_id: str
     version: int
     created_at: str
     reason: str
     report_url: str
+    created_by: str | None = Field(default=None, description=f"who asked for it: {CALLER}")
     estimate: Estimate
 
 
@@ -84,17 +88,34 @@ class VersionInfo(BaseModel):
     reason: str
 
 
+class RefreshFailureView(BaseModel):
+    at: str
+    trigger: str = Field(description='what asked for the refresh, e.g. "price snapshot <id>"')
+    reason: str = Field(description="why this estimate could not be recomputed")
+
+
 class Versions(BaseModel):
     estimate_id: str
     versions: list[VersionInfo]
+    refresh_failures: list[RefreshFailureView] = Field(
+        default_factory=list,
+        description="refreshes that could not recompute this estimate, newest first (each "
+        "estimate refreshes on its own: the others went on)",
+    )
 
 
 class TrialView(BaseModel):
     trial: TrialRun
+    recorded_by: str | None = Field(
+        default=None, description=f"who imported it: {CALLER}; answered on the import"
+    )
 
 
 class WorkloadView(BaseModel):
     workload: Workload
+    created_by: str | None = Field(
+        default=None, description=f"who created it: {CALLER}; answered on the create"
+    )
 
 
 class SnapshotSummaryView(BaseModel):
@@ -104,6 +125,9 @@ class SnapshotSummaryView(BaseModel):
     quotes: int
     pending: int
     rejected: int
+    taken_by: str | None = Field(
+        default=None, description=f"who asked for it: {CALLER}; null: the daily schedule"
+    )
 
 
 class SnapshotRequest(BaseModel):
@@ -130,6 +154,7 @@ class SnapshotTaken(BaseModel):
     published_as_latest: bool
     previous_snapshot_id: str | None
     changed_keys: list[str]
+    taken_by: str | None = Field(description=f"who asked for it: {CALLER}")
 
 
 class RejectedIngestView(BaseModel):
@@ -145,6 +170,7 @@ __all__ = [
     "ErrorBody",
     "EstimateRequest",
     "EstimateView",
+    "RefreshFailureView",
     "Health",
     "Page",
     "PriceSnapshot",

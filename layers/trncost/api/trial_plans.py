@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from trncost.api.context import Id, router, services
+from trncost.api.context import Id, caller, router, services
 from trncost.model.common import Identifier
 from trncost.model.trial import Phase
 from trncost.services.trial_plans import PlanState, RunState
@@ -50,6 +50,11 @@ class TrialPlanView(BaseModel):
     )
     execution_arn: str | None
     execution_status: str | None = Field(default=None, description="as Step Functions says")
+    submitted_by: str | None = Field(
+        default=None,
+        description="who submitted it: the IAM ARN the request was signed by (`local` in the"
+        " local runtime)",
+    )
     created_at: str
     updated_at: str
     spent_usd: str | None = Field(description="priced spend of the plan's runs so far")
@@ -99,6 +104,7 @@ def plan_view(state: PlanState, execution_status: str | None = None) -> TrialPla
         status=state.status,
         execution_arn=state.execution_arn,
         execution_status=execution_status,
+        submitted_by=state.created_by,
         created_at=state.created_at,
         updated_at=state.updated_at,
         spent_usd=state.spent_usd,
@@ -123,7 +129,11 @@ def plan_view(state: PlanState, execution_status: str | None = None) -> TrialPla
 def create_trial_plan(workload_id: Id, request: TrialPlanRequest) -> tuple[TrialPlanView, int]:
     body = request.model_dump(mode="json", exclude={"plan_id", "workload_id"})
     state, created = services().trial_plans.submit(
-        workload_id, body, plan_id=request.plan_id, named_workload=request.workload_id
+        workload_id,
+        body,
+        plan_id=request.plan_id,
+        named_workload=request.workload_id,
+        created_by=caller(routes),
     )
     return plan_view(state), 201 if created else 200
 

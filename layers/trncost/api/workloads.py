@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trncost.api.context import Cursor, Id, Limit, router, services
+from trncost.api.context import Cursor, Id, Limit, caller, router, services
 from trncost.api.schemas import Page, RejectedIngestView, TrialView, WorkloadView
 from trncost.model import TrialRun, Workload
 
@@ -12,7 +12,10 @@ routes = router()
 # -- workloads --------------------------------------------------------------------------------
 @routes.post("/workloads", tags=["workloads"], responses={201: {"description": "created"}})
 def create_workload(workload: Workload) -> tuple[WorkloadView, int]:
-    return WorkloadView(workload=services().trials.create_workload(workload)), 201
+    by = caller(routes)
+    return WorkloadView(
+        workload=services().trials.create_workload(workload, by), created_by=by
+    ), 201
 
 
 @routes.get("/workloads", tags=["workloads"])
@@ -29,7 +32,9 @@ def get_workload(workload_id: Id) -> WorkloadView:
 # -- trials -----------------------------------------------------------------------------------
 @routes.post("/workloads/<workload_id>/trials", tags=["trials"])
 def import_trial(workload_id: Id, trial: TrialRun) -> tuple[TrialView, int]:
-    return TrialView(trial=services().trials.import_trial(workload_id, trial)), 201
+    by = caller(routes)
+    imported = services().trials.import_trial(workload_id, trial, by)
+    return TrialView(trial=imported, recorded_by=by), 201
 
 
 @routes.get("/workloads/<workload_id>/trials", tags=["trials"])

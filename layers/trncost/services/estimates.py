@@ -178,6 +178,7 @@ class EstimateService:
             "created",
             fingerprint(inp, definition),
             known_latest=0,  # a new estimate: no version to look up
+            created_by=created_by,
         )
 
     def recompute(
@@ -208,6 +209,7 @@ class EstimateService:
                 reason=reason,
                 fingerprint=fp,
                 estimate=result,
+                created_by=definition.created_by,
             )
             if self.records.put_version(version):
                 return Refreshed(eid, version.version, reason)

@@ -66,6 +66,7 @@ class SnapshotResult:
     publication: Publication
     diff: SnapshotDiff | None
     event_id: str | None
+    taken_by: str | None = None  # who asked for it over the API (IAM ARN)
 
     def summary(self) -> dict[str, Any]:
         s = self.snapshot
@@ -80,6 +81,7 @@ class SnapshotResult:
             "previous_snapshot_id": self.publication.previous_id,
             "changed_keys": self.diff.changed_keys if self.diff else [],
             "event_id": self.event_id,
+            "taken_by": self.taken_by,
         }
 
 
@@ -231,21 +233,24 @@ class SnapshotService:
         return max(0.0, (now - then).total_seconds())
 
     # -- a requested snapshot (POST /prices/snapshots) ----------------------------------------
-    def take_requested(self, saved_price_list: Any | None, note: str | None) -> SnapshotResult:
+    def take_requested(
+        self, saved_price_list: Any | None, note: str | None, taken_by: str | None = None
+    ) -> SnapshotResult:
         """From the saved Price List file when one is given, else live, when this deployment
-        allows it (LivePricesOff otherwise); an AWS failure after retries is Unavailable."""
+        allows it (LivePricesOff otherwise); an AWS failure after retries is Unavailable.
+        `taken_by`: the caller, stored with the snapshot."""
         catalog = self.catalog
         if catalog is None:
             raise DomainError(f"this deployment has no price catalog ({CATALOG_ENV})")
         if saved_price_list is not None:
-            return self.take_from_saved(saved_price_list, catalog, note)
+            return self.take_from_saved(saved_price_list, catalog, note, taken_by)
         if not self.live_prices:
             raise LivePricesOff(
                 f"live price snapshots are off here ({LIVE_PRICES_ENV}=false): upload a saved "
                 "Price List file as saved_price_list"
             )
         try:
-            return self.take(catalog)
+            return self.take(catalog, taken_by)
         except Exception as exc:
             if aws.is_aws_error(exc):
                 raise Unavailable(f"the AWS Price List API failed after retries: {exc}") from None
@@ -303,9 +308,9 @@ class SnapshotService:
         return snapshot_from_saved(data, catalog, self.clock(), note)
 
     # -- committing ---------------------------------------------------------------------------
-    def commit(self, snapshot: PriceSnapshot) -> SnapshotResult:
+    def commit(self, snapshot: PriceSnapshot, taken_by: str | None = None) -> SnapshotResult:
         """Store the snapshot whole, then move "latest" and announce what changed."""
-        self.store.put_snapshot(snapshot)
+        self.store.put_snapshot(snapshot, taken_by)
         publication = self.store.publish_latest(snapshot)
         if not publication.published:
             log.info(
@@ -313,7 +318,7 @@ class SnapshotService:
                 snapshot.snapshot_id,
                 publication.latest_id,
             )
-            return SnapshotResult(snapshot, publication, None, None)
+            return SnapshotResult(snapshot, publication, None, None, taken_by)
         previous_id = publication.previous_id
         previous = self.store.get_snapshot(previous_id) if previous_id else None
         diff = (
@@ -338,12 +343,12 @@ class SnapshotService:
                     "pending_keys": sorted(str(q.key) for q in snapshot.quotes if q.is_pending),
                 },
             )
-        return SnapshotResult(snapshot, publication, diff, event_id)
+        return SnapshotResult(snapshot, publication, diff, event_id, taken_by)
 
-    def take(self, catalog: Catalog) -> SnapshotResult:
-        return self.commit(self.build_live(catalog))
+    def take(self, catalog: Catalog, taken_by: str | None = None) -> SnapshotResult:
+        return self.commit(self.build_live(catalog), taken_by)
 
     def take_from_saved(
-        self, data: Any, catalog: Catalog, note: str | None = None
+        self, data: Any, catalog: Catalog, note: str | None = None, taken_by: str | None = None
     ) -> SnapshotResult:
-        return self.commit(self.build_from_saved(data, catalog, note))
+        return self.commit(self.build_from_saved(data, catalog, note), taken_by)

@@ -67,6 +67,7 @@ class TrialPlanService:
         body: Mapping[str, Any],
         plan_id: str | None = None,
         named_workload: str | None = None,
+        created_by: str | None = None,
     ) -> tuple[PlanState, bool]:
         """Store the plan and start it: (the plan as it stands, whether it is new).
 
@@ -82,7 +83,7 @@ class TrialPlanService:
         plan_id = plan_id or derive_plan_id({"workload_id": workload_id, **body})
         plan = TrialPlan.model_validate({**body, "plan_id": plan_id, "workload_id": workload_id})
         self._within_limits(plan)
-        if self.plans.create(plan, self.clock().isoformat()):
+        if self.plans.create(plan, self.clock().isoformat(), created_by):
             self._start(plan)
             state = self.plans.get(plan_id)
             assert state is not None

@@ -27,8 +27,9 @@ class TrialService:
         self.clock = clock
 
     # -- workloads -------------------------------------------------------------------------
-    def create_workload(self, workload: Workload) -> Workload:
-        self.records.put_workload(workload, self.clock().isoformat())
+    def create_workload(self, workload: Workload, created_by: str | None = None) -> Workload:
+        """Store a new workload, noting who created it (the caller's IAM ARN)."""
+        self.records.put_workload(workload, self.clock().isoformat(), created_by)
         return workload
 
     def workload(self, workload_id: str) -> Workload:
@@ -41,14 +42,17 @@ class TrialService:
         return self.records.list_workloads(limit, cursor)
 
     # -- trials ----------------------------------------------------------------------------
-    def import_trial(self, workload_id: str, trial: TrialRun) -> TrialRun:
-        """Record a trial the caller measured, under the workload the path names."""
+    def import_trial(
+        self, workload_id: str, trial: TrialRun, recorded_by: str | None = None
+    ) -> TrialRun:
+        """Record a trial the caller measured, under the workload the path names, noting the
+        caller (`recorded_by`)."""
         self.workload(workload_id)
         if trial.workload_id != workload_id:
             raise DomainError(
                 f"workload_id: the trial names {trial.workload_id}, the path {workload_id}"
             )
-        if not self.records.put_trial(trial, self.clock().isoformat(), "api"):
+        if not self.records.put_trial(trial, self.clock().isoformat(), "api", recorded_by):
             raise Conflict(f"trial {trial.trial_id} exists")
         return trial
 

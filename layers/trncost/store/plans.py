@@ -76,6 +76,7 @@ class PlanState(DomainModel):
     updated_at: str
     fingerprint: str
     execution_arn: str | None = None
+    created_by: str | None = Field(default=None, description="who submitted it (IAM ARN)")
     spent_usd: str | None = None
     outcome_reasons: list[str] = Field(default_factory=list)
     dropped: list[int] = Field(default_factory=list, description="candidates a gate stopped")
@@ -84,10 +85,11 @@ class PlanState(DomainModel):
 
 
 class PlanStore(Repository):
-    def create(self, plan: TrialPlan, created_at: str) -> bool:
-        """Write the plan once. False when the plan id is taken."""
+    def create(self, plan: TrialPlan, created_at: str, created_by: str | None = None) -> bool:
+        """Write the plan once, with who submitted it. False when the plan id is taken."""
         return self.put_new(
             {
+                **({"created_by": created_by} if created_by else {}),
                 "pk": plan_pk(plan.plan_id),
                 "sk": PLAN_SK,
                 "gsi1pk": workload_plans_gsi_pk(plan.workload_id),
@@ -120,6 +122,7 @@ class PlanStore(Repository):
             updated_at=meta["updated_at"],
             fingerprint=meta["fingerprint"],
             execution_arn=meta.get("execution_arn"),
+            created_by=meta.get("created_by"),
             spent_usd=meta.get("spent_usd"),
             outcome_reasons=list(meta.get("outcome_reasons") or []),
             dropped=[int(d) for d in meta.get("dropped") or []],

@@ -36,6 +36,7 @@ class SnapshotSummary:
     quotes: int
     pending: int
     rejected: int
+    taken_by: str | None = None  # who asked for it over the API (IAM ARN); None: the schedule
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class PriceStore(Repository):
         self._snapshots: dict[str, PriceSnapshot] = {}
 
     # -- write -----------------------------------------------------------------------------
-    def put_snapshot(self, snapshot: PriceSnapshot) -> None:
+    def put_snapshot(self, snapshot: PriceSnapshot, taken_by: str | None = None) -> None:
 
         pk = snapshot_pk(snapshot.snapshot_id)
         if self._meta(snapshot.snapshot_id) is not None:
@@ -79,6 +80,8 @@ class PriceStore(Repository):
             "quote_count": len(snapshot.quotes),
             "pending_count": sum(q.is_pending for q in snapshot.quotes),
         }
+        if taken_by:
+            meta["taken_by"] = taken_by
         if not self.put_new(meta):
             raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
 
@@ -204,6 +207,7 @@ class PriceStore(Repository):
                 quotes=int(i["quote_count"]),
                 pending=int(i["pending_count"]),
                 rejected=len(json.loads(i["rejected"])),
+                taken_by=i.get("taken_by"),
             )
             for i in page.get("Items", [])
         ]

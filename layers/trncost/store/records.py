@@ -74,6 +74,9 @@ class EstimateVersion(DomainModel):
     reason: str
     fingerprint: str = Field(description="hash of the inputs this version was computed from")
     estimate: Estimate
+    created_by: str | None = Field(
+        default=None, description="who asked for the estimate (IAM ARN); refreshes keep it"
+    )
 
 
 @dataclass(frozen=True)
@@ -84,17 +87,20 @@ class Page:
 
 class RecordStore(Repository):
     # -- workloads -------------------------------------------------------------------------
-    def put_workload(self, workload: Workload, created_at: str) -> None:
-        ok = self.put_new(
-            {
-                "pk": workload_pk(workload.workload_id),
-                "sk": WORKLOAD_SK,
-                "gsi1pk": WORKLOADS_GSI_PK,
-                "gsi1sk": f"{created_at}#{workload.workload_id}",
-                "created_at": created_at,
-                "workload": workload.model_dump_json(),
-            }
-        )
+    def put_workload(
+        self, workload: Workload, created_at: str, created_by: str | None = None
+    ) -> None:
+        item = {
+            "pk": workload_pk(workload.workload_id),
+            "sk": WORKLOAD_SK,
+            "gsi1pk": WORKLOADS_GSI_PK,
+            "gsi1sk": f"{created_at}#{workload.workload_id}",
+            "created_at": created_at,
+            "workload": workload.model_dump_json(),
+        }
+        if created_by:
+            item["created_by"] = created_by
+        ok = self.put_new(item)
         if not ok:
             raise Conflict(f"workload {workload.workload_id} exists")
 
@@ -130,19 +136,23 @@ class RecordStore(Repository):
         return [str(i["pk"]).removeprefix("WORKLOAD#") for i in items], encode_cursor(last)
 
     # -- trials ----------------------------------------------------------------------------
-    def put_trial(self, trial: TrialRun, recorded_at: str, source: str) -> bool:
-        """Write a trial record once. False when that trial id is already recorded."""
-        return self.put_new(
-            {
-                "pk": trial_pk(trial.trial_id),
-                "sk": TRIAL_SK,
-                "gsi1pk": workload_trials_gsi_pk(trial.workload_id),
-                "gsi1sk": f"{recorded_at}#{trial.trial_id}",
-                "recorded_at": recorded_at,
-                "source": source,
-                "trial": trial.model_dump_json(),
-            }
-        )
+    def put_trial(
+        self, trial: TrialRun, recorded_at: str, source: str, recorded_by: str | None = None
+    ) -> bool:
+        """Write a trial record once. False when that trial id is already recorded.
+        `recorded_by`: the caller who imported it (None: ingested from its job's event)."""
+        item = {
+            "pk": trial_pk(trial.trial_id),
+            "sk": TRIAL_SK,
+            "gsi1pk": workload_trials_gsi_pk(trial.workload_id),
+            "gsi1sk": f"{recorded_at}#{trial.trial_id}",
+            "recorded_at": recorded_at,
+            "source": source,
+            "trial": trial.model_dump_json(),
+        }
+        if recorded_by:
+            item["recorded_by"] = recorded_by
+        return self.put_new(item)
 
     def get_trial(self, trial_id: str) -> TrialRun | None:
         item = self.item(trial_pk(trial_id), TRIAL_SK)
@@ -257,6 +267,7 @@ class RecordStore(Repository):
                 "reason": version.reason,
                 "fingerprint": version.fingerprint,
                 "estimate": version.estimate.model_dump_json(),
+                **({"created_by": version.created_by} if version.created_by else {}),
             }
         )
 
@@ -269,6 +280,7 @@ class RecordStore(Repository):
         fingerprint: str,
         attempts: int = 20,
         known_latest: int | None = None,
+        created_by: str | None = None,
     ) -> EstimateVersion:
         """Store `estimate` as the next version. A race for a number retries with the next.
         `known_latest` saves the first lookup when the caller knows the latest number."""
@@ -284,6 +296,7 @@ class RecordStore(Repository):
                 reason=reason,
                 fingerprint=fingerprint,
                 estimate=estimate,
+                created_by=created_by,
             )
             if self.put_version(version):
                 return version
@@ -301,6 +314,7 @@ class RecordStore(Repository):
             reason=item["reason"],
             fingerprint=item["fingerprint"],
             estimate=Estimate.model_validate_json(item["estimate"]),
+            created_by=item.get("created_by"),
         )
 
     def list_versions(self, estimate_id: str) -> list[dict[str, Any]]:
