@@ -16,7 +16,7 @@ CDK := npx --no-install cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: help run test test-fast bench calibrate synth deploy openapi lint typecheck clean
+.PHONY: help run test test-fast bench calibrate synth deploy openapi lint typecheck checkov clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -26,6 +26,14 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt layers/trncost/requirements
 	[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -r requirements-dev.txt
 	$(VENV)/bin/pip install -q --no-build-isolation --no-deps -e .
+	touch $@
+
+# checkov in a virtualenv of its own (its pins clash with ours); the infra tests run it.
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.trncost.stamp
+$(CHECKOV_STAMP): requirements-checkov.txt
+	[ -x $(CHECKOV_VENV)/bin/python ] || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install -q -r requirements-checkov.txt
 	touch $@
 
 # Debian's chromium for the e2e browser test (the report page rendered for real). Installed when
@@ -50,7 +58,7 @@ run: $(VENV_STAMP) ## serve the API locally on http://127.0.0.1:8080 (embedded A
 test: export AWS_DEFAULT_REGION := us-east-1
 test: export AWS_ACCESS_KEY_ID := testing
 test: export AWS_SECRET_ACCESS_KEY := testing
-test: $(VENV_STAMP) $(CHROMIUM_STAMP) ## lint, type-check, then run the test suite (PYTEST_ARGS="-m infra" etc.)
+test: $(VENV_STAMP) $(CHECKOV_STAMP) $(CHROMIUM_STAMP) ## lint, type-check, then run the test suite (PYTEST_ARGS="-m infra" etc.)
 	$(VENV)/bin/ruff check --quiet .
 	$(MAKE) --no-print-directory typecheck
 	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
@@ -80,6 +88,9 @@ deploy: $(VENV_STAMP) $(NODE_STAMP) ## deploy STAGE (default dev) to the current
 openapi: $(VENV_STAMP) ## regenerate openapi.json from the API routes
 	$(VENV)/bin/python -m trncost.api.openapi openapi.json
 
+checkov: $(VENV_STAMP) $(CHECKOV_STAMP) ## checkov over the synthesized templates (findings not acknowledged in stacks/checkov.py)
+	$(VENV)/bin/python -m pytest -q tests/infra/test_checkov.py
+
 lint: $(VENV_STAMP) ## ruff
 	$(VENV)/bin/ruff check .
 
@@ -88,4 +99,4 @@ typecheck: $(VENV_STAMP) ## mypy (pydantic plugin; strict on model, estimate, se
 	@for h in lambdas/*/handler.py; do $(VENV)/bin/mypy --no-error-summary "$$h" || exit 1; done
 
 clean: ## remove .venv, node_modules, cdk.out and stamps
-	rm -rf $(VENV) node_modules cdk.out .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(CHECKOV_VENV) node_modules cdk.out .pytest_cache .ruff_cache .hypothesis

@@ -7,6 +7,12 @@ The routes live in the Lambda (trncost.api.app, Powertools, OpenAPI generated fr
 Gateway only authenticates, throttles, logs and forwards. Every method requires IAM
 authorization (the caller signs with SigV4; the `trncost` CLI does) and, with no resource
 policy, only principals of this account whose IAM policies allow `execute-api:Invoke` get in.
+
+Personas (`ApiPersonas`): one customer-managed policy each, scoped by method and path in the
+execute-api ARNs of this API's stage, exported as outputs to attach to a team's roles
+(docs/security.md): `reader` (every GET, and the comparisons, which compute without storing),
+`trial-writer` (workloads, trial imports, estimates), `planner` (trial plans, paid trial runs)
+and `price-admin` (price snapshots).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from stacks.base import StackOptions, TrncostStack, retained_log_group
@@ -24,7 +31,14 @@ from stacks.config import StageConfig
 from stacks.lambda_factory import TrncostFunction
 from stacks.permissions import grant_price_reads, grant_put_events, grant_table
 from stacks.pricing import catalog_json
-from trncost.settings import BUS_NAME_ENV, CATALOG_ENV, PRICE_LIST_REGION_ENV, TABLE_NAME_ENV
+from trncost.settings import (
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    PLAN_MAX_BUDGET_ENV,
+    PLAN_MAX_RUN_HOURS_ENV,
+    PRICE_LIST_REGION_ENV,
+    TABLE_NAME_ENV,
+)
 
 # API Gateway's integration timeout is at most 29 s: the function gets no more than that.
 API_TIMEOUT = cdk.Duration.seconds(29)
@@ -42,6 +56,32 @@ TABLE_ACTIONS = [
     "dynamodb:BatchWriteItem",
     "dynamodb:ConditionCheckItem",
 ]
+INVOKE_API_ACTIONS = ["execute-api:Invoke"]
+# persona → (what it is for, the (method, path) pairs it may call). A path is the route with
+# each {parameter} as "*" (in an execute-api ARN "*" matches any characters, "/" included).
+PERSONAS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "reader": (
+        "read everything; run comparisons (computed, not stored)",
+        (
+            ("GET", "/*"),
+            ("POST", "/workloads/*/comparisons"),
+            ("POST", "/workloads/*/comparisons/report"),
+        ),
+    ),
+    "trial-writer": (
+        "create workloads, import trials, create estimates",
+        (
+            ("POST", "/workloads"),
+            ("POST", "/workloads/*/trials"),
+            ("POST", "/workloads/*/estimates"),
+        ),
+    ),
+    "planner": (
+        "start trial plans (paid trial runs, within the stage's trial_plans bounds)",
+        (("POST", "/workloads/*/trial-plans"),),
+    ),
+    "price-admin": ("take price snapshots", (("POST", "/prices/snapshots"),)),
+}
 
 
 class EstimateApi(Construct):
@@ -76,6 +116,8 @@ class EstimateApi(Construct):
                 BUS_NAME_ENV: bus.event_bus_name,
                 PRICE_LIST_REGION_ENV: config.price_list_endpoint_region,
                 CATALOG_ENV: catalog_json(config),
+                PLAN_MAX_BUDGET_ENV: str(config.trial_plans.max_budget_usd),
+                PLAN_MAX_RUN_HOURS_ENV: str(config.trial_plans.max_run_hours),
             },
         )
         # POST /prices/snapshots may take a live snapshot: the prices function's Price List
@@ -166,6 +208,40 @@ class EstimateApi(Construct):
         )
 
 
+class ApiPersonas(Construct):
+    """One managed policy per persona (PERSONAS), allowing execute-api:Invoke on exactly its
+    methods and paths of this API's stage; attach them to roles, users or groups."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, api: apigw.RestApi, stage_name: str
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.api = api
+        self.policies: dict[str, iam.ManagedPolicy] = {}
+        for persona, (purpose, routes) in PERSONAS.items():
+            self.policies[persona] = iam.ManagedPolicy(
+                self,
+                persona_id(persona),
+                managed_policy_name=f"trncost-{stage_name}-{persona}",
+                description=f"trncost {stage_name} API, {persona}: {purpose}",
+                statements=[
+                    iam.PolicyStatement(
+                        sid=persona_id(persona),
+                        actions=INVOKE_API_ACTIONS,
+                        resources=[
+                            api.arn_for_execute_api(method, path, api.deployment_stage.stage_name)
+                            for method, path in routes
+                        ],
+                    )
+                ],
+            )
+
+
+def persona_id(persona: str) -> str:
+    """trial-writer → TrialWriter (its construct id, statement id and output prefix)."""
+    return "".join(part.capitalize() for part in persona.split("-"))
+
+
 class TrncostApi(TrncostStack):
     """The HTTP API of trncost, over the data stack's table and bus."""
 
@@ -196,4 +272,14 @@ class TrncostApi(TrncostStack):
             description="base URL of the API (SigV4-signed requests, service execute-api)",
         )
         cdk.CfnOutput(self, "ApiId", value=self.api.rest_api.rest_api_id)
+        self.personas = ApiPersonas(
+            self, "Personas", api=self.api.rest_api, stage_name=self.stage_name
+        )
+        for persona, policy in self.personas.policies.items():
+            cdk.CfnOutput(
+                self,
+                f"{persona_id(persona)}PolicyArn",
+                value=policy.managed_policy_arn,
+                description=f"attach to let a principal {PERSONAS[persona][0]}",
+            )
         cdk.CfnOutput(self, "ApiFunctionName", value=self.api.handler.function.function_name)

@@ -15,6 +15,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import IConstruct
 
+from stacks.api import PERSONAS, ApiPersonas
 from stacks.workflow import EC2_RUN_RESOURCES  # the resources the launcher's role names
 
 # (id, reason), applied to every stack. The id is exactly what the synth report prints after
@@ -227,6 +228,43 @@ def apply_nag(
     for pattern, rule_id, reason in by_construct:
         for construct in matches[pattern]:
             acknowledge(construct, [(rule_id, reason)])
+    for policy, rule_id in persona_findings(app):
+        acknowledge(policy, [(rule_id, PERSONA_PATHS)])
+
+
+# The API personas (stacks/api.py): their findings name this API's own logical ids, so they
+# are derived from the constructs rather than written out.
+PERSONA_PATHS = (
+    "A persona policy allows only execute-api:Invoke, only on this API's own stage, only for"
+    " the methods and paths of its persona: the '*' in a path stands for the ids of the route"
+    " (/workloads/{workload_id}/trials → /workloads/*/trials) and, for the reader, for every"
+    " GET. tests/infra/test_least_privilege.py pins each persona's resources."
+)
+
+
+def persona_findings(app: cdk.App) -> list[tuple[IConstruct, str]]:
+    """(policy, finding id) of every AwsSolutions-IAM5 finding the persona policies raise:
+    one per (method, path) with a '*', as cdk-nag names them."""
+    found: list[tuple[IConstruct, str]] = []
+    for construct in app.node.find_all():
+        if not isinstance(construct, ApiPersonas):
+            continue
+        stack = cdk.Stack.of(construct)
+        api_id = stack.resolve(stack.get_logical_id(construct.api.node.default_child))
+        stage = construct.api.deployment_stage.node.default_child
+        stage_id = stack.resolve(stack.get_logical_id(stage))
+        region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region
+        base = f"arn:<AWS::Partition>:execute-api:{region}:<AWS::AccountId>:<{api_id}>/<{stage_id}>"
+        for persona, policy in construct.policies.items():
+            for method, path in PERSONAS[persona][1]:
+                if "*" in path:
+                    found.append(
+                        (
+                            policy,
+                            f"AwsSolutions::AwsSolutions-IAM5[Resource::{base}/{method}{path}]",
+                        )
+                    )
+    return found
 
 
 # The trial workflow (stacks/workflow.py): launching and stopping trial jobs. One reason per

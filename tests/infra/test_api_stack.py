@@ -34,6 +34,8 @@ from tests.support.template_kit import statements as _statements
 from trncost.settings import (
     BUS_NAME_ENV,
     CATALOG_ENV,
+    PLAN_MAX_BUDGET_ENV,
+    PLAN_MAX_RUN_HOURS_ENV,
     PRICE_LIST_REGION_ENV,
     STATE_MACHINE_ARN_ENV,
     TABLE_NAME_ENV,
@@ -343,6 +345,7 @@ def test_function_environment_uses_the_names_of_the_modules(
     assert (
         set(env)
         == {TABLE_NAME_ENV, BUS_NAME_ENV, PRICE_LIST_REGION_ENV, CATALOG_ENV, STATE_MACHINE_ARN_ENV}
+        | {PLAN_MAX_BUDGET_ENV, PLAN_MAX_RUN_HOURS_ENV}
         | POWERTOOLS_ENV
     )
     assert _exported(synthesized, env[TABLE_NAME_ENV]) == (DATA, {"Ref": table_id})

@@ -7,6 +7,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from botocore.exceptions import ClientError
 
 from tests.support.events import load_event
 from tests.support.factories import candidate, instance_quote, snapshot, trial, workload
@@ -43,7 +44,13 @@ class FakeCollector:
         self.calls += 1
         if self.fail:
             self.fail -= 1
-            raise RuntimeError("CloudWatch throttled after retries")
+            raise ClientError(  # what botocore raises once its retries are spent
+                {
+                    "Error": {"Code": "ThrottlingException", "Message": "throttled"},
+                    "ResponseMetadata": {"HTTPStatusCode": 400},
+                },
+                "GetMetricData",
+            )
         t = trial(
             ctx.trial_id,
             instance_type="trn2.48xlarge",
@@ -135,7 +142,7 @@ def test_a_later_terminal_event_for_the_same_job_replaces_nothing(stores):
 def test_a_failed_collection_releases_the_claim_and_the_retry_succeeds(stores):
     records, claims = stores
     svc = IngestService(records, claims, FakeCollector(fail=1), clock=Clock())
-    with pytest.raises(RuntimeError, match="throttled"):
+    with pytest.raises(ClientError, match="throttled"):
         svc.ingest(sagemaker_event())
     assert records.all_trials(WL) == []
     assert svc.ingest(sagemaker_event()).status == "recorded"

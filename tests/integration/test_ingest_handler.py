@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from tests.support.events import load_event, put_event
 from tests.support.factories import instance_quote, snapshot, workload
@@ -17,6 +18,7 @@ from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.metrics import names as n
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
+from trncost.metrics.sagemaker import TrainingJobReader
 from trncost.model import Assumptions, WorkUnit
 from trncost.services.estimates import EstimateService
 from trncost.services.snapshots import SnapshotService
@@ -164,10 +166,22 @@ def test_redelivered_events_change_nothing(deployed):
     assert len(d["records"].all_trials(WL)) == 1
 
 
-def test_a_poisoned_message_reaches_the_dlq_while_the_rest_succeeds(deployed):
+def test_a_poisoned_message_reaches_the_dlq_while_the_rest_succeeds(deployed, monkeypatch):
     d = deployed
     publish_agent_metrics()
-    # A SageMaker job that moto does not know: DescribeTrainingJob fails on every attempt.
+
+    # A SageMaker job whose DescribeTrainingJob fails on every attempt: SageMaker answers 503
+    # (an infrastructure failure: retried, never rejected; a job's own 4xx is rejected).
+    def unavailable(self, job_name):
+        raise ClientError(
+            {
+                "Error": {"Code": "ServiceUnavailable", "Message": "try again"},
+                "ResponseMetadata": {"HTTPStatusCode": 503},
+            },
+            "DescribeTrainingJob",
+        )
+
+    monkeypatch.setattr(TrainingJobReader, "describe", unavailable)
     put_event(d["events"], load_event("sagemaker_training_job_completed"), "default")
     put_event(d["events"], load_event("agent_trial_run_completed"), "trncost-test")
     delivered = d["ingest"].drain()

@@ -139,6 +139,10 @@ def test_every_event_is_recorded_once_or_dead_lettered(wired, monkeypatch):
     outage_on = True
 
     def outage(service: str, operation: str, body: bytes):
+        if (service, operation) == ("sagemaker", "DescribeTrainingJob") and b"unknown-job-" in body:
+            # the permanent failures: SageMaker answers 503 on every attempt for these jobs (an
+            # infrastructure failure, retried into the DLQ; a job's own 4xx would be rejected)
+            return UNAVAILABLE
         if not outage_on or (service, operation) != ("eventbridge", "PutEvents"):
             return None
         return UNAVAILABLE if any(t.encode() in body for t in OUTAGE) else None

@@ -18,12 +18,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
-from trncost import __version__
+from trncost import __version__, safejson
 from trncost.api import errors, estimates, prices, trial_plans, workloads
 from trncost.api.context import serving
 from trncost.api.errors import error
@@ -31,14 +30,6 @@ from trncost.api.schemas import Health
 from trncost.wiring import Wiring
 
 MAX_BODY_BYTES = 1024 * 1024
-# What a body may hold and still parse safely: Python's json raises RecursionError past ~1,000
-# levels and ValueError for an integer over 4,300 digits; both are refused with a 400 first.
-# The deepest body the API takes (a bulk Price List offer file) is under 10 levels, and no
-# bounded field (trncost.model.bounds) needs more than 19 integer digits.
-MAX_JSON_DEPTH = 64
-MAX_INTEGER_DIGITS = 30
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
 TITLE = "trncost"
 DESCRIPTION = (
     "What it costs to reach a training target on AWS Trainium3 (and the alternatives), from "
@@ -101,48 +92,11 @@ def _precheck(event: dict[str, Any]) -> Response[str] | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return error(400, "bad_request", "body: not UTF-8")
-    unsafe = _unsafe_json(text)
+    unsafe = safejson.problem(text)  # nested deeper than 64, an integer over 30 digits, ...
     if unsafe is not None:
         return error(400, "bad_request", f"body: {unsafe}", ["body"])
     event["body"] = text
     event["isBase64Encoded"] = False
-    return None
-
-
-class _TooLong(ValueError):
-    pass
-
-
-def _bounded_int(digits: str) -> int:
-    if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
-        raise _TooLong(digits)
-    return int(digits)
-
-
-def json_depth(text: str) -> int:
-    """How deep `text`'s arrays and objects nest (strings skipped), without parsing it."""
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return min(MAX_JSON_DEPTH, text.count("[") + text.count("{"))  # no deeper: no scan
-    depth = deepest = 0
-    for match in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', text)):
-        depth += 1 if match.group() in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
-
-
-def _unsafe_json(text: str) -> str | None:
-    """Why `text` is not JSON the API can parse safely, or None: too deep, an integer too long,
-    or malformed. Depth is measured before parsing; integers are bounded while parsing."""
-    if json_depth(text) > MAX_JSON_DEPTH:
-        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    try:
-        json.loads(text, parse_int=_bounded_int)
-    except _TooLong:
-        return f"an integer of more than {MAX_INTEGER_DIGITS} digits"
-    except json.JSONDecodeError as exc:
-        return f"malformed JSON ({exc.msg} at {exc.pos})"
-    except (RecursionError, ValueError) as exc:  # pragma: no cover - bounded above
-        return f"JSON that cannot be parsed ({type(exc).__name__})"
     return None
 
 

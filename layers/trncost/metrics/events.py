@@ -4,10 +4,23 @@ an UnusableEvent saying why the event cannot become a trial record.
 Shapes follow AWS's documented events: "SageMaker Training Job State Change" (times as epoch
 milliseconds, numbers or strings; no billable time in the event), "Batch Job State Change",
 and trncost's own "Trial Run Completed" from the trial agent.
+
+Every malformed event is an UnusableEvent with its reason, never another exception (which
+would retry the message into the dead-letter queue). The classes, each tested
+(tests/unit/test_malformed_events.py):
+
+1. a time out of range or not a number (NaN, infinite, 1e20 ms, year 9999);
+2. a count that is not a whole number in range (NaN, infinite, 2.5, 10**30, a boolean);
+3. a part that should be an object and is not (detail.ResourceConfig, Tags, tags, parameters);
+4. an identifier AWS would refuse, or not a string (region, job name, instance type, tags);
+5. (services/ingest.py) a message body JSON cannot parse safely (nested deeper than 64, an
+   integer over 30 digits), besides one that is not JSON at all.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,6 +44,16 @@ BATCH_DETAIL_TYPE = "Batch Job State Change"
 BATCH_TERMINAL = ("SUCCEEDED", "FAILED")
 AGENT_TERMINAL = ("completed", "failed", "diverged", "stopped")
 
+# What AWS accepts, so that nothing the event names makes an AWS call fail with a 4xx.
+REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$")
+SAGEMAKER_JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+INSTANCE_TYPE = re.compile(r"^(ml\.)?[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+MAX_ID_LENGTH = 256  # a Batch job id (UUID), an agent run id, a tag value
+# Epoch milliseconds trncost takes: 2000-01-01 to 2100-01-01 (a job's times, an event's time).
+MIN_EPOCH_MS = 946_684_800_000
+MAX_EPOCH_MS = 4_102_444_800_000
+MAX_INSTANCE_COUNT = 100_000  # Candidate.instance_count's bound
+
 # The EventBridge patterns the ingest rules use (CDK builds its rules from these).
 SAGEMAKER_PATTERN: dict[str, Any] = {
     "source": [SAGEMAKER_SOURCE],
@@ -48,33 +71,91 @@ AGENT_PATTERN: dict[str, Any] = {
 }
 
 
-def _time(value: Any) -> datetime | None:
-    """Epoch milliseconds (number or string) or ISO 8601 → aware UTC datetime."""
+def _time(value: Any, what: str = "time") -> datetime | None:
+    """Epoch milliseconds (number or string) or ISO 8601 → aware UTC datetime, between 2000
+    and 2100 (class 1)."""
     if value is None or value == "":
         return None
-    if isinstance(value, int | float) or (isinstance(value, str) and value.isdigit()):
-        return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise UnusableEvent(
-                f"time {value!r} is neither epoch milliseconds nor ISO 8601"
-            ) from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    raise UnusableEvent(f"time {value!r} is neither epoch milliseconds nor ISO 8601")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise UnusableEvent(f"{what} {_shown(value)} is neither epoch milliseconds nor ISO 8601")
+    if isinstance(value, int | float) or value.isdigit():
+        number = float(value) if isinstance(value, float) else int(value)
+        if not (isinstance(number, int) or math.isfinite(number)):
+            raise UnusableEvent(f"{what} {_shown(value)} is not a number of milliseconds")
+        if not MIN_EPOCH_MS <= number <= MAX_EPOCH_MS:
+            raise UnusableEvent(f"{what} {_shown(value)} ms is not between 2000 and 2100")
+        return datetime.fromtimestamp(int(number) / 1000, tz=UTC)
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UnusableEvent(
+            f"{what} {_shown(value)} is neither epoch milliseconds nor ISO 8601"
+        ) from None
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if not 2000 <= parsed.year < 2100:
+        raise UnusableEvent(f"{what} {_shown(value)} is not between 2000 and 2100")
+    return parsed
 
 
 def _count(value: Any, what: str) -> int | None:
+    """A whole number of instances, 1..100,000 (class 2)."""
     if value is None or value == "":
         return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise UnusableEvent(f"{what} {_shown(value)} is not a whole number")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise UnusableEvent(f"{what} {_shown(value)} is not a whole number")
     try:
         count = int(value)
-    except (TypeError, ValueError):
-        raise UnusableEvent(f"{what} {value!r} is not a whole number") from None
+    except (TypeError, ValueError, OverflowError):
+        raise UnusableEvent(f"{what} {_shown(value)} is not a whole number") from None
     if count < 1:
         raise UnusableEvent(f"{what} must be at least 1, got {count}")
+    if count > MAX_INSTANCE_COUNT:
+        raise UnusableEvent(f"{what} must be at most {MAX_INSTANCE_COUNT}, got {_shown(value)}")
     return count
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    """A part of the event that must be an object (class 3); missing is empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UnusableEvent(f"{what} is {type(value).__name__}, not an object")
+    return value
+
+
+def _strings(value: Any, what: str) -> dict[str, str]:
+    """Tags or parameters: an object of strings (numbers are written as text, as AWS does)."""
+    out: dict[str, str] = {}
+    for key, item in _object(value, what).items():
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise UnusableEvent(f"{what}.{key} is {type(item).__name__}, not a string")
+        text = str(item)
+        if len(text) > MAX_ID_LENGTH:
+            raise UnusableEvent(f"{what}.{key} is longer than {MAX_ID_LENGTH} characters")
+        out[str(key)] = text
+    return out
+
+
+def _identifier(
+    value: Any, what: str, pattern: re.Pattern[str] | None = None, required: bool = True
+) -> str | None:
+    """A name AWS will be asked about: a string of the shape AWS accepts (class 4)."""
+    if value is None or value == "":
+        if required:
+            raise UnusableEvent(f"event has no {what}")
+        return None
+    if not isinstance(value, str) or len(value) > MAX_ID_LENGTH:
+        raise UnusableEvent(f"{what} {_shown(value)} is not a name AWS uses")
+    if pattern is not None and not pattern.match(value):
+        raise UnusableEvent(f"{what} {_shown(value)} is not a valid {what}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _context(
@@ -94,13 +175,14 @@ def _context(
         fields = read_tags(tags, job_id, source)
     except JobTagError as exc:
         raise UnusableEvent(str(exc)) from None
+    account = event.get("account")
     return JobContext(
         source=source,
         job_id=job_id,
-        job_arn=job_arn,
+        job_arn=job_arn if isinstance(job_arn, str) else None,
         status=status,
-        region=str(event.get("region") or ""),
-        account=event.get("account"),
+        region=str(_identifier(event.get("region"), "region", REGION)),
+        account=account if isinstance(account, str) else None,
         event_time=_time(event.get("time")) or datetime.now(UTC),
         instance_type=instance_type,
         instance_count=instance_count,
@@ -114,8 +196,7 @@ def parse_job_event(event: Any) -> JobContext:
     if not isinstance(event, dict) or not isinstance(event.get("detail"), dict):
         raise UnusableEvent("not an EventBridge event with a detail object")
     source, detail_type, detail = event.get("source"), event.get("detail-type"), event["detail"]
-    if not event.get("region"):
-        raise UnusableEvent("event has no region")
+    _identifier(event.get("region"), "region", REGION)
     if source == SAGEMAKER_SOURCE and detail_type == SAGEMAKER_DETAIL_TYPE:
         return _sagemaker(event, detail)
     if source == BATCH_SOURCE and detail_type == BATCH_DETAIL_TYPE:
@@ -126,38 +207,42 @@ def parse_job_event(event: Any) -> JobContext:
 
 
 def _sagemaker(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
-    name, status = d.get("TrainingJobName"), d.get("TrainingJobStatus")
-    if not name:
+    if not d.get("TrainingJobName"):
         raise UnusableEvent("SageMaker event without TrainingJobName")
+    name = _identifier(d.get("TrainingJobName"), "training job name", SAGEMAKER_JOB_NAME)
+    status = d.get("TrainingJobStatus")
     if status not in SAGEMAKER_TERMINAL:
-        raise UnusableEvent(f"SageMaker job {name} is {status!r}, not finished")
+        raise UnusableEvent(f"SageMaker job {name} is {_shown(status)}, not finished")
     tags = d.get("Tags") or {}
     if isinstance(tags, list):  # [{"Key": .., "Value": ..}] as the API returns them
         tags = {t.get("Key"): t.get("Value") for t in tags if isinstance(t, dict)}
-    resources = d.get("ResourceConfig") or {}
+    resources = _object(d.get("ResourceConfig"), "detail.ResourceConfig")
     return _context(
         event,
         JobSource.sagemaker,
         str(name),
         d.get("TrainingJobArn"),
         str(status),
-        tags,
-        instance_type=resources.get("InstanceType"),
+        _strings(tags, "detail.Tags"),
+        instance_type=_identifier(
+            resources.get("InstanceType"), "instance type", INSTANCE_TYPE, required=False
+        ),
         instance_count=_count(resources.get("InstanceCount"), "ResourceConfig.InstanceCount"),
-        started_at=_time(d.get("TrainingStartTime")),
-        ended_at=_time(d.get("TrainingEndTime")),
+        started_at=_time(d.get("TrainingStartTime"), "TrainingStartTime"),
+        ended_at=_time(d.get("TrainingEndTime"), "TrainingEndTime"),
     )
 
 
 def _batch(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
-    job_id, status = d.get("jobId"), d.get("status")
-    if not job_id:
+    if not d.get("jobId"):
         raise UnusableEvent("Batch event without jobId")
+    job_id = _identifier(d.get("jobId"), "Batch job id")
+    status = d.get("status")
     if status not in BATCH_TERMINAL:
-        raise UnusableEvent(f"Batch job {job_id} is {status!r}, not finished")
-    tags = {str(k): str(v) for k, v in (d.get("tags") or {}).items()}
+        raise UnusableEvent(f"Batch job {job_id} is {_shown(status)}, not finished")
+    tags = _strings(d.get("tags"), "detail.tags")
     # Job parameters can carry the same keys (trncost_workload, ...) where tags are not used.
-    params = {str(k): str(v) for k, v in (d.get("parameters") or {}).items()}
+    params = _strings(d.get("parameters"), "detail.parameters")
     for tag in ALL_TAGS:
         if parameter_name(tag) in params:
             tags.setdefault(tag, params[parameter_name(tag)])
@@ -168,20 +253,23 @@ def _batch(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
         d.get("jobArn"),
         str(status),
         tags,
-        instance_type=tags.get(INSTANCE_TYPE_TAG),
+        instance_type=_identifier(
+            tags.get(INSTANCE_TYPE_TAG), "instance type", INSTANCE_TYPE, required=False
+        ),
         instance_count=_count(tags.get(INSTANCE_COUNT_TAG), INSTANCE_COUNT_TAG) or 1,
-        started_at=_time(d.get("startedAt")),
-        ended_at=_time(d.get("stoppedAt")),
+        started_at=_time(d.get("startedAt"), "startedAt"),
+        ended_at=_time(d.get("stoppedAt"), "stoppedAt"),
     )
 
 
 def _agent(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
-    run_id, status = d.get("run_id"), d.get("status")
-    if not run_id:
+    if not d.get("run_id"):
         raise UnusableEvent("agent event without run_id")
+    run_id = _identifier(d.get("run_id"), "agent run id")
+    status = d.get("status")
     if status not in AGENT_TERMINAL:
-        raise UnusableEvent(f"agent run {run_id} is {status!r}, not finished")
-    tags = {str(k): str(v) for k, v in (d.get("tags") or {}).items()}
+        raise UnusableEvent(f"agent run {run_id} is {_shown(status)}, not finished")
+    tags = _strings(d.get("tags"), "detail.tags")
     return _context(
         event,
         JobSource.agent,
@@ -189,11 +277,16 @@ def _agent(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
         None,
         str(status),
         tags,
-        instance_type=d.get("instance_type") or tags.get(INSTANCE_TYPE_TAG),
+        instance_type=_identifier(
+            d.get("instance_type") or tags.get(INSTANCE_TYPE_TAG),
+            "instance type",
+            INSTANCE_TYPE,
+            required=False,
+        ),
         instance_count=_count(
             d.get("instance_count") or tags.get(INSTANCE_COUNT_TAG), "instance_count"
         )
         or 1,
-        started_at=_time(d.get("started_at")),
-        ended_at=_time(d.get("ended_at")),
+        started_at=_time(d.get("started_at"), "started_at"),
+        ended_at=_time(d.get("ended_at"), "ended_at"),
     )

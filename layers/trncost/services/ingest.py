@@ -1,9 +1,12 @@
 """A finished job's event → one trial record, exactly once in effect, then "Trial Recorded".
 
-Bad events (unknown shape, unknown workload, missing tags, a message that is not JSON) become
-rejected ingests with their reason, never an exception loop; the API lists them. Infrastructure
-failures raise, so the message goes back to the queue, is retried, and ends in the DLQ if it
-keeps failing: nothing is lost.
+Bad events (unknown shape, unknown workload, missing tags, a message that is not JSON or JSON
+that cannot be parsed safely, and every class of malformed event trncost.metrics.events names)
+become rejected ingests with their reason, never an exception loop; the API lists them. Only
+infrastructure failures raise (`infrastructure`: an AWS service throttling or failing after its
+retries, or refusing trncost's own credentials), so the message goes back to the queue, is
+retried, and ends in the DLQ if it keeps failing: nothing is lost. Anything else a job's event
+or data raises is rejected with its reason: a retry would fail the same way.
 
 The collector the ingest uses on AWS (`AwsCollector`) turns SageMaker job facts + CloudWatch
 series into the trial record: Batch and agent jobs are read from CloudWatch only (the agent
@@ -21,8 +24,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from trncost import aws, safejson
 from trncost.bus import EventPublisher
-from trncost.errors import Busy, RecordError, UnusableEvent
+from trncost.errors import Busy, PublishFailed, RecordError, Unavailable, UnusableEvent
 from trncost.events import DetailType
 from trncost.metrics.cloudwatch import MetricsReader
 from trncost.metrics.events import parse_job_event
@@ -42,8 +46,33 @@ __all__ = [
     "IngestService",
     "RejectedIngest",
     "event_id",
+    "infrastructure",
 ]
 LEASE_S = 900  # longer than the ingest Lambda's timeout, shorter than the queue's visibility
+
+
+# AWS refusing trncost's own credentials: a deployment fault, fixed by a deploy, not by the
+# event; retried (then the DLQ, then a redrive), never rejected.
+CREDENTIAL_CODES = frozenset(
+    {
+        "AccessDenied",
+        "AccessDeniedException",
+        "UnauthorizedOperation",
+        "UnrecognizedClientException",
+        "InvalidClientTokenId",
+        "ExpiredToken",
+        "ExpiredTokenException",
+    }
+)
+
+
+def infrastructure(exc: BaseException) -> bool:
+    """Whether a failure is the infrastructure's (retry the message) rather than the event's
+    (reject it): an AWS service throttling or failing after botocore's retries, no answer at
+    all, trncost's credentials refused, or trncost's own Unavailable / Busy / PublishFailed."""
+    if isinstance(exc, Unavailable | Busy | PublishFailed):
+        return True
+    return aws.unavailable(exc) or aws.error_code(exc) in CREDENTIAL_CODES
 
 
 class Collector(Protocol):
@@ -98,12 +127,14 @@ class IngestService:
         return self.claims.rejected(limit)
 
     def ingest_message(self, body: str, message_id: str) -> IngestOutcome:
-        """One queue message: its JSON body ingested, or a body that is not JSON rejected."""
+        """One queue message: its JSON body ingested, or a body that is not JSON (or is JSON
+        that cannot be parsed safely: nested deeper than 64, an integer over 30 digits)
+        rejected."""
         try:
-            event: Any = json.loads(body)
-        except json.JSONDecodeError as exc:
+            event: Any = safejson.loads(body)
+        except safejson.UnsafeJson as exc:
             unparsed = {"id": message_id, "unparsed_body": body[:1000]}
-            return self.reject(unparsed, f"message body is not JSON ({exc.msg})")
+            return self.reject(unparsed, f"message body is not JSON trncost reads: {exc.reason}")
         return self.ingest(event)
 
     def ingest(self, event: Any) -> IngestOutcome:
@@ -111,6 +142,8 @@ class IngestService:
             ctx = parse_job_event(event)
         except UnusableEvent as exc:
             return self.reject(event, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a shape the parser missed: still the event's
+            return self.reject(event, f"malformed event ({type(exc).__name__}: {exc})"[:1000])
         workload = self.records.get_workload(ctx.workload_id)
         if workload is None:
             return self.reject(
@@ -130,9 +163,13 @@ class IngestService:
             # The job's own data cannot make a record (no window, no instance type): a
             # retry would not help, so it is rejected, and the claim is closed.
             outcome = self.reject(event, str(exc))
-        except Exception:
-            self.claims.release(ctx.dedup_key)
-            raise
+        except Exception as exc:
+            if infrastructure(exc):
+                self.claims.release(ctx.dedup_key)
+                raise
+            # Anything else is about this job (an AWS 4xx on its name, data that breaks the
+            # record): retrying fails the same way, so it is rejected with the reason.
+            outcome = self.reject(event, f"{type(exc).__name__}: {exc}"[:1000])
         self.claims.complete(ctx.dedup_key, outcome.__dict__)
         return outcome
 
