@@ -24,6 +24,22 @@ class MetricName(StrEnum):
     # an estimate a refresh could not recompute (recorded with its reason; the others go on)
     estimate_refresh_failures = "EstimateRefreshFailures"
     estimates_computed = "EstimatesComputed"  # POST /workloads/{id}/estimates that made one
-    # The trial workflow (issue 7) emits it, Count 1 per trial plan that ends failed; the
-    # stage already alarms on it (stacks/monitoring.py).
-    trial_plans_failed = "TrialPlansFailed"
+    # The trial steps function (lambdas/trial_steps) emits one of these, Count 1, when a plan
+    # ends; the stage alarms on TrialPlansFailed (stacks/monitoring/alarms.py).
+    trial_plans_failed = "TrialPlansFailed"  # failed, gate_failed, budget_cap, timeout
+    trial_plans_succeeded = "TrialPlansSucceeded"  # completed
+
+
+# The trial steps that end a plan, and what each of their outcomes counts as.
+PLAN_ENDING_ACTIONS = ("record_outcome", "record_failure")
+PLAN_SUCCEEDED = "completed"
+
+
+def plan_ending_metric(action: object, status: object) -> MetricName | None:
+    """The metric a trial step's result counts toward: None unless it ended the plan. Every
+    ending but `completed` ends the execution in a Fail state, so it counts as failed."""
+    if action not in PLAN_ENDING_ACTIONS or not isinstance(status, str):
+        return None
+    if status == PLAN_SUCCEEDED:
+        return MetricName.trial_plans_succeeded
+    return MetricName.trial_plans_failed

@@ -203,8 +203,9 @@ class PriceSnapshotAlarms(AlarmFamily):
 
 
 class TrialPlanAlarms(AlarmFamily):
-    """A trial plan ended failed (the metric the trial_steps function is to emit:
-    metrics.TRIAL_PLANS_SERVICE)."""
+    """A trial plan ended failed: lambdas/trial_steps emits TrialPlansFailed (Count 1) when a
+    plan ends failed, gate_failed, budget_cap or timeout (metrics.TRIAL_PLANS_SERVICE;
+    tests/integration/test_plan_metrics.py runs a failing plan and reads it)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, route: AlarmRoute) -> None:
         super().__init__(scope, construct_id, route=route)
@@ -219,5 +220,7 @@ class TrialPlanAlarms(AlarmFamily):
             name="trial-plans-failed",
             metric=self.metric,
             threshold=1,
-            description="A trial plan ended failed: look at its Step Functions execution.",
+            description="A trial plan ended failed (an error, a failed gate, its budget cap or"
+            " a lost run): GET /trial-plans/{plan_id} says why; its Step Functions execution"
+            " has the details.",
         )

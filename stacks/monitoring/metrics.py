@@ -14,9 +14,9 @@ ONE_DAY = cdk.Duration.days(1)
 # function's POWERTOOLS_SERVICE_NAME (TrncostFunction.service_name; the factory sets it to the
 # lambdas/<name> folder). An alarm must name exactly that dimension set to see the metric.
 SERVICE_DIMENSION = "service"
-# The trial_steps function (DESIGN.md's lambdas/<name> list) is to emit
-# MetricName.trial_plans_failed with Powertools, Count 1 per plan that ends failed; the alarm
-# (alarms.TrialPlanAlarms) watches for it under this service.
+# The trial_steps function (lambdas/trial_steps) emits MetricName.trial_plans_failed with
+# Powertools, Count 1 per plan that ends failed (and trial_plans_succeeded per completed plan);
+# the alarm (alarms.TrialPlanAlarms) watches for it under this service.
 TRIAL_PLANS_SERVICE = "trial_steps"
 
 
