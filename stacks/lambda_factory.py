@@ -60,6 +60,9 @@ PIP_PLATFORM_NEWER = "manylinux_2_28_aarch64"
 RUNTIME_PROVIDED_PACKAGES = frozenset(
     {"boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"}
 )
+# Modules only the Lambda Python runtime has (not installed here, so not pinned anywhere):
+# SnapStart's runtime hooks, imported by lambdas/api/handler.py when present.
+RUNTIME_ONLY_MODULES = frozenset({"snapshot_restore_py"})
 
 # The parts of the package no Lambda handler uses, left out of the layer (tests/infra: no
 # handler imports them, even lazily, and every handler imports with the layer's files alone).

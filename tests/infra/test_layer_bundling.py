@@ -30,6 +30,7 @@ from stacks.lambda_factory import (
     LAYERS_DIR,
     PACKAGE,
     RUNTIME,
+    RUNTIME_ONLY_MODULES,
     RUNTIME_PROVIDED_PACKAGES,
     TrncostLayer,
     copy_package,
@@ -226,7 +227,9 @@ def test_what_the_handlers_import_is_pinned_for_the_layer() -> None:
     }
     shipped = pinned | {canonicalize_name(n) for n in RUNTIME_PROVIDED_PACKAGES}
     distributions = importlib.metadata.packages_distributions()
-    third_party = sorted(others - set(sys.stdlib_module_names) - {"__future__"})
+    third_party = sorted(
+        others - set(sys.stdlib_module_names) - {"__future__"} - RUNTIME_ONLY_MODULES
+    )
     unpinned = {
         module: distributions.get(module, ["<not installed>"])
         for module in third_party

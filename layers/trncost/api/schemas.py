@@ -1,4 +1,7 @@
-"""Request and response bodies of the HTTP API (the OpenAPI schema is generated from these)."""
+"""Request and response bodies of the HTTP API (the OpenAPI schema is generated from these).
+
+Every schema builds its validator on first use (`defer_build`), not at import: importing the
+API stays cheap on a cold start; a SnapStart snapshot builds them all ahead (app.warm_up)."""
 
 from __future__ import annotations
 
@@ -13,29 +16,35 @@ from trncost.model.price import PriceSnapshot, Rejection
 T = TypeVar("T")
 
 
-class Page(BaseModel, Generic[T]):
+class Schema(BaseModel):
+    """The base of every API body: built on first use."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Page(Schema, Generic[T]):
     items: list[T]
     next_cursor: str | None = Field(
         default=None, description="pass as ?cursor= to read the next page; null on the last"
     )
 
 
-class Health(BaseModel):
+class Health(Schema):
     status: str
     version: str
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(Schema):
     error: str = Field(description="a stable code: not_found, conflict, validation_error, ...")
     message: str
     fields: list[str] = Field(default_factory=list, description="the fields at fault, dotted")
 
 
-class EstimateRequest(BaseModel):
+class EstimateRequest(Schema):
     """What to estimate: a candidate, stated assumptions (user price overrides go in
     `assumptions.price_overrides`), and optionally a pinned price snapshot."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     candidate: Candidate
     assumptions: Assumptions = Field(default_factory=Assumptions)
@@ -44,8 +53,8 @@ class EstimateRequest(BaseModel):
     )
 
 
-class CandidatePlan(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CandidatePlan(Schema):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     candidate: Candidate
     assumptions: Assumptions | None = Field(
@@ -56,10 +65,10 @@ class CandidatePlan(BaseModel):
     )
 
 
-class ComparisonRequest(BaseModel):
+class ComparisonRequest(Schema):
     """Several candidates on the same workload: ranked, ranged, explained and decided."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     candidates: list[CandidatePlan] = Field(min_length=1, max_length=12)
     assumptions: Assumptions = Field(default_factory=Assumptions)
@@ -72,7 +81,7 @@ class ComparisonRequest(BaseModel):
 CALLER = "the IAM ARN the request was signed by (`local` in the local runtime)"
 
 
-class EstimateView(BaseModel):
+class EstimateView(Schema):
     estimate_id: str
     version: int
     created_at: str
@@ -82,19 +91,19 @@ class EstimateView(BaseModel):
     estimate: Estimate
 
 
-class VersionInfo(BaseModel):
+class VersionInfo(Schema):
     version: int
     created_at: str
     reason: str
 
 
-class RefreshFailureView(BaseModel):
+class RefreshFailureView(Schema):
     at: str
     trigger: str = Field(description='what asked for the refresh, e.g. "price snapshot <id>"')
     reason: str = Field(description="why this estimate could not be recomputed")
 
 
-class Versions(BaseModel):
+class Versions(Schema):
     estimate_id: str
     versions: list[VersionInfo]
     refresh_failures: list[RefreshFailureView] = Field(
@@ -104,21 +113,21 @@ class Versions(BaseModel):
     )
 
 
-class TrialView(BaseModel):
+class TrialView(Schema):
     trial: TrialRun
     recorded_by: str | None = Field(
         default=None, description=f"who imported it: {CALLER}; answered on the import"
     )
 
 
-class WorkloadView(BaseModel):
+class WorkloadView(Schema):
     workload: Workload
     created_by: str | None = Field(
         default=None, description=f"who created it: {CALLER}; answered on the create"
     )
 
 
-class SnapshotSummaryView(BaseModel):
+class SnapshotSummaryView(Schema):
     snapshot_id: str
     taken_at: str
     source: str
@@ -130,11 +139,11 @@ class SnapshotSummaryView(BaseModel):
     )
 
 
-class SnapshotRequest(BaseModel):
+class SnapshotRequest(Schema):
     """Take a snapshot now: from an uploaded saved Price List file, or live (needs AWS
     credentials with pricing:GetProducts)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     saved_price_list: Any | None = Field(
         default=None,
@@ -144,7 +153,7 @@ class SnapshotRequest(BaseModel):
     note: str | None = Field(default=None, max_length=500)
 
 
-class SnapshotTaken(BaseModel):
+class SnapshotTaken(Schema):
     snapshot_id: str
     taken_at: str
     source: str
@@ -157,7 +166,7 @@ class SnapshotTaken(BaseModel):
     taken_by: str | None = Field(description=f"who asked for it: {CALLER}")
 
 
-class RejectedIngestView(BaseModel):
+class RejectedIngestView(Schema):
     at: str
     event_id: str
     reason: str

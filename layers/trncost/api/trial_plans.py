@@ -10,9 +10,10 @@ repeat starts the stored plan).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from trncost.api.context import Id, caller, router, services
+from trncost.api.schemas import Schema
 from trncost.model.common import Identifier
 from trncost.model.trial import Phase
 from trncost.services.trial_plans import PlanState, RunState
@@ -31,7 +32,7 @@ class TrialPlanRequest(TrialPlan):
     workload_id: Identifier | None = None  # type: ignore[assignment]
 
 
-class PhaseView(BaseModel):
+class PhaseView(Schema):
     phase: Phase
     candidate_index: int
     instance_type: str
@@ -42,7 +43,7 @@ class PhaseView(BaseModel):
     gate: GateResult | None = None
 
 
-class TrialPlanView(BaseModel):
+class TrialPlanView(Schema):
     plan_id: str
     workload_id: str
     status: str = Field(

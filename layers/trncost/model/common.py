@@ -30,4 +30,6 @@ InstanceType = Annotated[
 class DomainModel(BaseModel):
     """Strict about unknown fields so a typo never silently drops an input."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, str_strip_whitespace=True, defer_build=True
+    )

@@ -23,9 +23,8 @@ from pydantic import ValidationError
 
 from trncost import aws
 from trncost.errors import Busy, DomainError, NoPrices, NotFound, Unavailable
-from trncost.estimate import estimate
 from trncost.events import DetailType
-from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot
+from trncost.model import Assumptions, Candidate, Estimate, EstimateInput, PriceSnapshot
 from trncost.store.prices import PriceStore
 from trncost.store.records import (
     EstimateDefinition,
@@ -49,6 +48,14 @@ __all__ = [
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def estimate(inp: EstimateInput) -> Estimate:
+    """The engine (trncost.estimate), imported on first use: the routes that only read
+    estimates (and a cold start) never load it."""
+    from trncost.estimate import estimate as compute
+
+    return compute(inp)
 
 
 def fingerprint(inp: EstimateInput, definition: EstimateDefinition) -> str:
