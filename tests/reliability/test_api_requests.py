@@ -86,6 +86,7 @@ def world():
         with mock_aws():
             import boto3
 
+
             boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs(TABLE_NAME))
             API.services = Wiring()  # this module's sandbox, fresh inside the mock
             _seed()
