@@ -14,7 +14,9 @@ schedule, the gates, the budget).
 Every action also takes plan_id; the result lands at the state's ResultPath.
 
 Errors: `TransientError` (named in the ASL's Retry) for what a retry may fix; anything else is
-caught by the state machine and recorded on the plan by `record_failure`.
+caught by the state machine and recorded on the plan by `record_failure`. An event the steps
+cannot act on (a field of the wrong type or out of range) is a StepError naming the field,
+never another exception.
 """
 
 from __future__ import annotations
@@ -97,9 +99,12 @@ class TrialSteps:
             "record_failure": self.record_failure,
         }.get(str(action))
         if method is None:
-            raise StepError(f"unknown action {action!r}")
-        if not event.get("plan_id"):
+            raise StepError(f"unknown action {_shown(action)}")
+        plan_id = event.get("plan_id")
+        if not plan_id:
             raise StepError("plan_id is required")
+        if not isinstance(plan_id, str) or len(plan_id) > 64:
+            raise StepError(f"plan_id {_shown(plan_id)} is not a plan id")
         return method(event)
 
     def _at(self) -> str:
@@ -115,16 +120,19 @@ class TrialSteps:
     def _spec(plan: TrialPlan, event: Mapping[str, Any]) -> RunSpec:
         schedule = plan.schedule()
         index = event.get("index")
-        if not isinstance(index, int) or not 0 <= index < len(schedule):
-            raise StepError(f"index {index!r} is not a run of plan {plan.plan_id}")
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(schedule):
+            raise StepError(f"index {_shown(index)} is not a run of plan {plan.plan_id}")
         return schedule[index]
 
     # -- start -------------------------------------------------------------------------------
     def start(self, event: Mapping[str, Any]) -> dict[str, Any]:
         plan = self._plan(event["plan_id"])
         at = self._at()
-        if event.get("execution_id"):
-            self.plans.set_execution(plan.plan_id, str(event["execution_id"]), at)
+        execution_id = event.get("execution_id")
+        if execution_id:
+            if not isinstance(execution_id, str) or len(execution_id) > 2048:
+                raise StepError(f"execution_id {_shown(execution_id)} is not an execution ARN")
+            self.plans.set_execution(plan.plan_id, execution_id, at)
         self.plans.set_status(plan.plan_id, "running", at)
         first = plan.schedule()[0]
         return {"index": 0, "action": "launch", "phase": first.phase.value, "reasons": []}
@@ -244,8 +252,8 @@ class TrialSteps:
     def check_record(self, event: Mapping[str, Any]) -> dict[str, Any]:
         plan = self._plan(event["plan_id"])
         spec = self._spec(plan, event)
-        polls = int(event.get("polls") or 0) + 1
-        max_polls = int(event.get("max_polls") or 1)
+        polls = _whole(event, "polls", 0) + 1
+        max_polls = _whole(event, "max_polls", 1)
         run = self.plans.get_run(plan.plan_id, spec.index)
         if run is None:
             raise StepError(f"run {spec.index} of plan {plan.plan_id} was never launched")
@@ -374,8 +382,8 @@ class TrialSteps:
         plan = self._plan(event["plan_id"])
         outcome = event.get("outcome")
         if outcome not in OUTCOMES:
-            raise StepError(f"unknown outcome {outcome!r}")
-        reasons = [str(r) for r in event.get("reasons") or []]
+            raise StepError(f"unknown outcome {_shown(outcome)}")
+        reasons = _reasons(event.get("reasons"))
         if outcome == "timeout":
             reasons += self._stop_unlanded(plan)
         self.plans.set_status(plan.plan_id, str(outcome), self._at(), reasons)
@@ -384,8 +392,12 @@ class TrialSteps:
     def record_failure(self, event: Mapping[str, Any]) -> dict[str, Any]:
         plan = self._plan(event["plan_id"])
         error = event.get("error") or {}
-        name = str(error.get("Error") or "Error")
+        if not isinstance(error, dict):  # not Step Functions' {Error, Cause}: keep it as text
+            error = {"Error": "Error", "Cause": str(error)[:2000]}
+        name = str(error.get("Error") or "Error")[:256]
         cause = error.get("Cause") or ""
+        if not isinstance(cause, str):
+            cause = json.dumps(cause, default=str)[:2000]
         try:  # a Lambda error's Cause is JSON: {"errorMessage": ..., "errorType": ...}
             parsed = json.loads(cause)
             if isinstance(parsed, dict) and parsed.get("errorMessage"):
@@ -396,6 +408,33 @@ class TrialSteps:
         reasons += self._stop_unlanded(plan)
         self.plans.set_status(plan.plan_id, "failed", self._at(), reasons)
         return {"status": "failed"}
+
+
+MAX_POLLS = 1_000_000
+
+
+def _whole(event: Mapping[str, Any], key: str, default: int) -> int:
+    """A count the state machine passes (polls): a whole number 0..MAX_POLLS, else StepError."""
+    value = event.get(key)
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_POLLS:
+        raise StepError(f"{key} {_shown(value)} is not a whole number of polls")
+    return value
+
+
+def _reasons(value: Any) -> list[str]:
+    """The reasons a state passes (a list of texts); None is none."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise StepError(f"reasons {_shown(value)} is not a list")
+    return [str(r)[:2000] for r in value[:100]]
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def run_region(plan: TrialPlan, run: RunState) -> str:
