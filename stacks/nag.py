@@ -250,8 +250,10 @@ def persona_findings(app: cdk.App) -> list[tuple[IConstruct, str]]:
         if not isinstance(construct, ApiPersonas):
             continue
         stack = cdk.Stack.of(construct)
-        api_id = stack.resolve(stack.get_logical_id(construct.api.node.default_child))
+        api = construct.api.node.default_child
         stage = construct.api.deployment_stage.node.default_child
+        assert isinstance(api, cdk.CfnElement) and isinstance(stage, cdk.CfnElement)
+        api_id = stack.resolve(stack.get_logical_id(api))
         stage_id = stack.resolve(stack.get_logical_id(stage))
         region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region
         base = f"arn:<AWS::Partition>:execute-api:{region}:<AWS::AccountId>:<{api_id}>/<{stage_id}>"

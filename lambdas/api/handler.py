@@ -69,7 +69,10 @@ def after_restore() -> None:
 
 
 try:
-    from snapshot_restore_py import register_after_restore, register_before_snapshot
+    from snapshot_restore_py import (  # type: ignore[import-not-found]
+        register_after_restore,
+        register_before_snapshot,
+    )
 except ImportError:  # not in a Lambda Python runtime: no snapshot to hook into
     pass
 else:  # pragma: no cover - runs in Lambda only
