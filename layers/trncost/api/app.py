@@ -26,7 +26,7 @@ from trncost import __version__, safejson
 from trncost.api import errors, estimates, prices, trial_plans, workloads
 from trncost.api.context import serving
 from trncost.api.errors import error
-from trncost.api.schemas import Health
+from trncost.api.schemas import ErrorBody, Health
 from trncost.wiring import Wiring
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -67,10 +67,29 @@ def health() -> Health:
     return Health(status="ok", version=__version__)
 
 
+# What the Lambda entry answers before any route runs, on every operation with a body.
+BODY_ERRORS = {
+    "400": "the body is not JSON trncost parses safely: not UTF-8 (or base64), malformed, nested"
+    f" deeper than {safejson.MAX_JSON_DEPTH} levels, or an integer of more than"
+    f" {safejson.MAX_INTEGER_DIGITS} digits",
+    "413": f"the body is larger than {MAX_BODY_BYTES} bytes",
+    "415": "a POST whose content-type is not application/json",
+}
+
+
 def openapi_document() -> dict[str, Any]:
     document: dict[str, Any] = json.loads(
         app.get_openapi_json_schema(title=TITLE, version=__version__, description=DESCRIPTION)
     )
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas["ErrorBody"] = ErrorBody.model_json_schema()
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                responses = operation.setdefault("responses", {})
+                for status, why in BODY_ERRORS.items():
+                    responses.setdefault(status, {"description": why, "content": error})
     return document
 
 
