@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from app import cdk_json_context
 from stacks.api import PERSONAS
 from stacks.config import load_stage_configs
 from stacks.keys import LOGS_ENCRYPTION_CONTEXT, LOGS_KEY_ACTIONS
-from template_kit import listed, one, resources, statements
+from tests.support.cdk import cdk_json_context
+from tests.support.template_kit import listed, one, resources, statements
 from trncost.events import AGENT_SOURCE, DetailType
 
 pytestmark = pytest.mark.infra

@@ -10,9 +10,10 @@ import json
 import boto3
 import pytest
 
-from factories import trial, workload
-from handlers import FakeContext, api_event, load_handler
-from stubs import SAVED_US_EAST_1
+from tests.support.events import SAVED_PRICE_LIST as SAVED_US_EAST_1
+from tests.support.factories import trial, workload
+from tests.support.handlers import FakeContext, api_event, load_handler
+from tests.support.workflow_kit import plan_data
 from trncost.settings import (
     CATALOG_ENV,
     LIVE_PRICES_ENV,
@@ -23,7 +24,6 @@ from trncost.settings import (
 )
 from trncost.store.schema import WORKLOAD_SK, workload_pk
 from trncost.workflow.definition import render, substitutions
-from workflow_kit import plan_data
 
 ALICE = "arn:aws:sts::123456789012:assumed-role/trncost-planner/alice"
 CATALOG = {"instance_types": ["trn2.48xlarge"], "regions": ["us-east-1"]}

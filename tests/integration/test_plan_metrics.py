@@ -15,10 +15,11 @@ import pytest
 from moto import mock_aws
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
-from factories import workload
-from handlers import FakeContext, load_handler
 from stacks.lambda_factory import TrncostFunction
 from stacks.monitoring.metrics import SERVICE_DIMENSION, TRIAL_PLANS_SERVICE
+from tests.support.factories import workload
+from tests.support.handlers import FakeContext, load_handler
+from tests.support.workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
 from trncost.errors import LaunchRejected
 from trncost.observability import NAMESPACE, MetricName
 from trncost.services.trial_steps import TrialSteps
@@ -27,7 +28,8 @@ from trncost.store.records import RecordStore
 from trncost.store.schema import TABLE
 from trncost.workflow.definition import render, substitutions
 from trncost.workflow.plan import TrialPlan
-from workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
+
+pytestmark = pytest.mark.slow
 
 TABLE_NAME = "trncost-plan-metrics"
 FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:trncost-trial-steps"

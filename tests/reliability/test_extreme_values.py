@@ -30,11 +30,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from factories import trial, workload
-from handlers import load_handler
-from reliability_kit import AWS_ENV, atomic_dynamodb, figure, sqs_record
-from samples import event as sample_event
-from stubs import SAVED_US_EAST_1
+from tests.support.events import SAVED_PRICE_LIST as SAVED_US_EAST_1
+from tests.support.events import load_event as sample_event
+from tests.support.factories import trial, workload
+from tests.support.handlers import load_handler
+from tests.support.moto_env import atomic_dynamodb
+from tests.support.reliability_kit import AWS_ENV, figure, sqs_record
+from tests.support.workflow_kit import plan_data
 from trncost.errors import StepError
 from trncost.events import DetailType
 from trncost.local.gateway import proxy_event, response_parts
@@ -48,7 +50,8 @@ from trncost.settings import (
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
 from trncost.workflow.definition import render, substitutions
-from workflow_kit import plan_data
+
+pytestmark = pytest.mark.slow
 
 TABLE_NAME = "trncost-extreme"
 BUS = "trncost-extreme"

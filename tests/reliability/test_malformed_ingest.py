@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
-from factories import workload
-from handlers import load_handler
-from reliability_kit import figure, sqs_record
-from samples import event as sample_event
+from tests.support.events import load_event as sample_event
+from tests.support.factories import workload
+from tests.support.handlers import load_handler
+from tests.support.reliability_kit import figure, sqs_record
 from trncost.settings import TABLE_NAME_ENV
 from trncost.store.ingest import IngestStore
 from trncost.store.records import RecordStore
+
+pytestmark = pytest.mark.slow
 
 SECTION = "malformed ingest events (issue 17)"
 WL = "llama31-8b-cpt"  # the samples' workload

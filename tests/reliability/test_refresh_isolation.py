@@ -14,10 +14,10 @@ import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from botocore.exceptions import ClientError
 
-from factories import trial, workload
-from handlers import load_handler
-from reliability_kit import figure, sqs_record
-from stubs import SAVED_US_EAST_1
+from tests.support.events import SAVED_PRICE_LIST as SAVED_US_EAST_1
+from tests.support.factories import trial, workload
+from tests.support.handlers import load_handler
+from tests.support.reliability_kit import figure, sqs_record
 from trncost.events import DetailType
 from trncost.local.gateway import proxy_event, response_parts
 from trncost.services.snapshots import SnapshotService
@@ -25,6 +25,8 @@ from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV, Catal
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
 from trncost.store.schema import ESTIMATE_DEF_SK, estimate_pk
+
+pytestmark = pytest.mark.slow
 
 SECTION = "refresh isolation (a poison estimate, issue 17)"
 WL = "wl-iso"

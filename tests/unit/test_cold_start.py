@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from handlers import FakeContext, api_event, load_handler
+from tests.support.handlers import FakeContext, api_event, load_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = (
