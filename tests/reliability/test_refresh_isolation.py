@@ -15,11 +15,12 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 from botocore.exceptions import ClientError
 
 from tests.support.events import SAVED_PRICE_LIST as SAVED_US_EAST_1
-from tests.support.factories import trial, workload
+from tests.support.factories import instance_quote, quote, trial, usage_quotes, workload
 from tests.support.handlers import load_handler
 from tests.support.reliability_kit import figure, sqs_record
 from trncost.events import DetailType
 from trncost.local.gateway import proxy_event, response_parts
+from trncost.model.price import PriceKey, PriceSnapshot, UsageItem
 from trncost.services.snapshots import SnapshotService
 from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV, Catalog
 from trncost.store.prices import PriceStore
@@ -155,3 +156,85 @@ def test_an_infrastructure_failure_still_fails_the_message(world, monkeypatch) -
     # the whole batch failed: Powertools raises, and Lambda hands the batch back to the queue
     with pytest.raises(BatchProcessingError):
         world.refresh.handler({"Records": [record]}, Ctx())
+
+
+# -- a poison quote --------------------------------------------------------------------------
+POISON_WL = "wl-poison-quote"
+
+
+def test_a_poison_quote_fails_only_the_estimate_it_cannot_be_held_in(table, monkeypatch):
+    """A snapshot whose S3 price is absurd ($1e8 per GB-month, inside the model's bound): the
+    one estimate that keeps a 1 EB dataset 100 years past the run cannot hold it in the
+    ledger (> $1e18), so its refresh fails, recorded with the reason; the n − 1 others
+    refresh; a new estimate like them answers 201, one like the poison 422, never 500."""
+    monkeypatch.setenv(TABLE_NAME_ENV, table)
+    monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
+    monkeypatch.setenv(LIVE_PRICES_ENV, "false")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    api, refresh = load_handler("api"), load_handler("refresh")
+
+    def call(method: str, path: str, body=None) -> tuple[int, dict]:
+        raw = None if body is None else json.dumps(body).encode()
+        event = proxy_event(method, path, "", {"Content-Type": "application/json"}, raw)
+        status, _, out = response_parts(api.handler(event, Ctx()))
+        return status, json.loads(out)
+
+    wl = workload(workload_id=POISON_WL, dataset_gb=1e9).model_dump(mode="json")
+    assert call("POST", "/workloads", wl)[0] == 201
+    t = trial("t-pq", count=2, phase="target", workload_id=POISON_WL)
+    assert call("POST", f"/workloads/{POISON_WL}/trials", t.model_dump(mode="json"))[0] == 201
+    store = PriceStore(table)
+    service = SnapshotService(store, catalog=Catalog.model_validate(CATALOG))
+    service.commit(_snapshot("ps-20261201T000000Z-sane", "0.023", "2026-12-01T00:00:00+00:00"))
+
+    def body(months: float | None, count: int) -> dict:
+        assumptions = {} if months is None else {"storage_months_after_run": months}
+        candidate = {"instance_type": "trn2.48xlarge", "instance_count": count,
+                     "region": "us-east-1"}  # fmt: skip
+        return {"candidate": candidate, "assumptions": assumptions}
+
+    made = []
+    for i, months in enumerate([None, 1, None, 1200, None, 2]):
+        status, est = call("POST", f"/workloads/{POISON_WL}/estimates", body(months, 2 + i))
+        assert status == 201, est
+        made.append(est["estimate_id"])
+    poison_id = made[3]
+    # When the poison snapshot is taken and announced
+    poison = _snapshot("ps-20261202T000000Z-poison", "100000000", "2026-12-02T00:00:00+00:00")
+    taken = service.commit(poison)
+    assert taken.publication.published
+    message = {
+        "id": "evt-poison",
+        "source": "trncost",
+        "detail-type": DetailType.price_snapshot_taken.value,
+        "detail": {"snapshot_id": poison.snapshot_id, "previous_snapshot_id": None},
+    }
+    out = refresh.handler({"Records": [sqs_record(json.dumps(message), QUEUE)]}, Ctx())
+    # Then the message succeeded, n − 1 estimates refreshed, the poison's failure recorded
+    assert out["batchItemFailures"] == []
+    records = RecordStore(table)
+    refreshed = [
+        e for e in made if records.get_version(e).estimate.snapshot_id == poison.snapshot_id
+    ]
+    assert sorted(refreshed) == sorted(set(made) - {poison_id})
+    (failure,) = call("GET", f"/estimates/{poison_id}/versions")[1]["refresh_failures"]
+    assert "ledger" in failure["reason"] and "s3:standard-storage" in failure["reason"]
+    # and new estimates: like the others 201, like the poison a 422 naming why, never a 500
+    assert call("POST", f"/workloads/{POISON_WL}/estimates", body(None, 3))[0] == 201
+    status, answer = call("POST", f"/workloads/{POISON_WL}/estimates", body(1200, 3))
+    assert status == 422 and "ledger" in answer["message"], answer
+    figure(SECTION, "a poison quote ($1e8 per GB-month)", f"{len(refreshed)} of {len(made)} "
+           "refreshed; the one it overflows recorded; new estimates 201 or 422")  # fmt: skip
+
+
+def _snapshot(snapshot_id: str, s3_usd: str, taken_at: str) -> PriceSnapshot:
+    quotes = [q for q in usage_quotes() if q.key.item != UsageItem.s3_standard.value]
+    s3 = PriceKey.for_usage(UsageItem.s3_standard, "us-east-1")
+    quotes += [quote(s3, [(0, None, s3_usd)], "GB-Mo"), instance_quote("trn2.48xlarge", "44.7")]
+    quotes = [q.model_copy(update={"snapshot_id": snapshot_id}) for q in quotes]
+    return PriceSnapshot(
+        snapshot_id=snapshot_id,
+        taken_at=taken_at,
+        source="query_api",
+        quotes=sorted(quotes, key=lambda q: str(q.key)),
+    )
