@@ -50,7 +50,7 @@ def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
 class Catalog(BaseModel):
     """Which instance types × regions to price (plus the usage services in those regions)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     instance_types: list[InstanceType] = Field(min_length=1)
     regions: list[Region] = Field(min_length=1)
@@ -67,7 +67,7 @@ class PlanLimits(BaseModel):
     """The stage's bounds on every trial plan (a plan above them is refused, 422). None: only
     the plan model's own caps (budget_cap_usd ≤ 10,000,000; max_run_minutes ≤ 28 days)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     max_budget_usd: Decimal | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_run_hours: int | None = Field(default=None, ge=1)
@@ -83,7 +83,7 @@ class PlanLimits(BaseModel):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     table_name: str
     bus_name: str | None = None
@@ -111,7 +111,7 @@ class Settings(BaseModel):
 class TrialStepSettings(BaseModel):
     """Defaults the trial steps give a launch when the plan does not say."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     training_role_arn: str | None = None  # SageMaker and Batch jobs' role
     instance_profile_arn: str | None = None  # EC2 instances' profile
@@ -130,7 +130,7 @@ class TrialStepSettings(BaseModel):
 class LocalSettings(BaseModel):
     """The local runtime's own settings (`trncost serve`, `make run`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     state_dir: Path
     log_level: str = "WARNING"
@@ -170,7 +170,7 @@ class AgentSettings(BaseModel):
     """What the trial agent reads from its environment (an unset or empty variable is None).
     trncost.agent.AgentConfig combines it with the agent's flags and the job's tags."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     trial_id: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)

@@ -1,12 +1,14 @@
-"""The HTTP API: one Powertools resolver with the route modules included, validated by
-Powertools, its OpenAPI document generated from the routes (`openapi.json`).
+"""The HTTP API: one Powertools resolver with the route modules included (each on the first
+request that needs it, all of them for the OpenAPI document), validated by Powertools, its
+OpenAPI document generated from the routes (`openapi.json`).
 
     api/workloads.py    workloads, trials, rejected ingests
     api/estimates.py    estimates, their versions and reports, comparisons
     api/prices.py       price snapshots
     api/trial_plans.py  trial plans (the Step Functions workflow)
     api/errors.py       every error → its status code, in one place
-    api/context.py      the services of the request being answered
+    api/context.py      the services of the request being answered, its caller
+    api/bodies.py       the error and health bodies, the base of every schema
 
 A route validates, calls one service, and returns. `handle` is the Lambda entry: it turns
 what Powertools would answer with a 500 (oversized, non-UTF-8, non-JSON bodies) into 4xx
@@ -21,12 +23,13 @@ import json
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from trncost import __version__, safejson
-from trncost.api import errors, estimates, prices, trial_plans, workloads
+from trncost.api import errors
+from trncost.api.bodies import ErrorBody, Health
 from trncost.api.context import serving
 from trncost.api.errors import error
-from trncost.api.schemas import ErrorBody, Health
 from trncost.wiring import Wiring
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -50,6 +53,7 @@ class _Docs:
     @classmethod
     def enable(cls) -> None:
         if not cls.enabled:
+            _Routes.include()
             app.enable_swagger(
                 path=DOCS_PATH, title=TITLE, version=__version__, description=DESCRIPTION
             )
@@ -78,6 +82,7 @@ BODY_ERRORS = {
 
 
 def openapi_document() -> dict[str, Any]:
+    _Routes.include()
     document: dict[str, Any] = json.loads(
         app.get_openapi_json_schema(title=TITLE, version=__version__, description=DESCRIPTION)
     )
@@ -101,8 +106,50 @@ def openapi():
     )
 
 
-for module in (workloads, estimates, prices, trial_plans):
-    app.include_router(module.routes)
+class _Routes:
+    """The route modules, each included (imported, its models built) on the first request
+    for one of its paths: a cold start loads what its first request needs, not every
+    module's models. The OpenAPI document, the docs and a path no module claims include
+    them all (so an unknown path is the full app's 404)."""
+
+    included: set[str] = set()
+    ALL = ("workloads", "estimates", "prices", "trial_plans")
+
+    @classmethod
+    def include(cls, names: tuple[str, ...] = ALL) -> None:
+        for name in names:
+            if name not in cls.included:
+                app.include_router(_router(name))
+                cls.included.add(name)
+
+    @classmethod
+    def for_path(cls, path: str) -> tuple[str, ...]:
+        parts = [p for p in path.split("/") if p]
+        first = parts[0] if parts else ""
+        nested = parts[2] if len(parts) >= 3 and first == "workloads" else None
+        if first == "health":
+            return ()
+        if first == "prices":
+            return ("prices",)
+        if first == "trial-plans" or nested == "trial-plans":
+            return ("trial_plans",)
+        if first == "estimates" or nested in ("estimates", "comparisons"):
+            return ("estimates",)
+        if first in ("workloads", "trials", "ingest") and nested in (None, "trials"):
+            return ("workloads",)
+        return cls.ALL
+
+
+def _router(name: str) -> Router:
+    if name == "workloads":
+        from trncost.api import workloads as module
+    elif name == "estimates":
+        from trncost.api import estimates as module  # type: ignore[no-redef]
+    elif name == "prices":
+        from trncost.api import prices as module  # type: ignore[no-redef]
+    else:
+        from trncost.api import trial_plans as module  # type: ignore[no-redef]
+    return module.routes
 
 
 # -- the Lambda entry ---------------------------------------------------------------------------
@@ -147,6 +194,7 @@ def handle(event: dict[str, Any], context: Any, services: Wiring) -> dict[str, A
         return _proxy(early)
     try:
         _Docs.when_asked(event)
+        _Routes.include(_Routes.for_path(str(event.get("path") or "")))
         with serving(services):
             return app.resolve(event, context)
     except Exception as exc:  # logged with its trace, answered without it

@@ -34,7 +34,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from pydantic import ValidationError
 
 from trncost import aws
-from trncost.api.schemas import ErrorBody
+from trncost.api.bodies import ErrorBody
 from trncost.errors import (
     Conflict,
     DomainError,

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from trncost.api.bodies import ErrorBody, Health, Schema
 from trncost.model import Assumptions, Candidate, Estimate, SnapshotDiff, TrialRun, Workload
 from trncost.model.analysis import Credits
 from trncost.model.price import PriceSnapshot, Rejection
@@ -16,28 +17,11 @@ from trncost.model.price import PriceSnapshot, Rejection
 T = TypeVar("T")
 
 
-class Schema(BaseModel):
-    """The base of every API body: built on first use."""
-
-    model_config = ConfigDict(defer_build=True)
-
-
 class Page(Schema, Generic[T]):
     items: list[T]
     next_cursor: str | None = Field(
         default=None, description="pass as ?cursor= to read the next page; null on the last"
     )
-
-
-class Health(Schema):
-    status: str
-    version: str
-
-
-class ErrorBody(Schema):
-    error: str = Field(description="a stable code: not_found, conflict, validation_error, ...")
-    message: str
-    fields: list[str] = Field(default_factory=list, description="the fields at fault, dotted")
 
 
 class EstimateRequest(Schema):
@@ -185,6 +169,7 @@ __all__ = [
     "PriceSnapshot",
     "Rejection",
     "RejectedIngestView",
+    "Schema",
     "SnapshotDiff",
     "SnapshotRequest",
     "SnapshotSummaryView",
