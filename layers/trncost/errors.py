@@ -5,6 +5,7 @@ the Lambdas, the agent and the CLI all import it).
     ├── DomainError (ValueError)      well-formed, but the domain cannot answer it as asked
     │   ├── MissingEvidence           the trials do not hold what the estimate needs
     │   ├── NoPrices                  no price snapshot to estimate with
+    │   ├── LogFormatError            a training log in no format trncost reads
     │   └── InvalidInput              a field the domain refuses, named in `fields`
     │       └── BadCursor             a pagination cursor this API did not hand out
     ├── NotFound (LookupError)        an id that names nothing
@@ -16,6 +17,7 @@ the Lambdas, the agent and the CLI all import it).
     ├── Busy                          another delivery holds the ingest claim: come back later
     ├── PublishFailed                 EventBridge took the call but not the entry
     ├── UnusableEvent, RecordError, JobTagError, QueryError, ProtocolError   (ingest side)
+    ├── PayloadTooLarge               a request part over its cap (a trial log): 413
     ├── PriceListItemError            a Price List item (or file) that cannot be used
     ├── RequestFileError, StepError, DefinitionError, OpsError
     └── ClientError                   the HTTP client (CLI): ConnectionFailed, SigningError,
@@ -131,6 +133,18 @@ class QueryError(TrncostError, ValueError):
 
 class ProtocolError(TrncostError, ValueError):
     """A TRNCOST line (the trial agent's protocol) that is not a valid event."""
+
+
+class LogFormatError(DomainError):
+    """A training log trncost cannot read: `tried` lists each format and why it did not match."""
+
+    def __init__(self, message: str, tried: Sequence[str]) -> None:
+        super().__init__(message, fields=["log"])
+        self.tried = list(tried)
+
+
+class PayloadTooLarge(TrncostError):
+    """A request part larger than its cap (the message says which and the cap)."""
 
 
 # -- prices -------------------------------------------------------------------------------------

@@ -1,0 +1,117 @@
+"""Megatron-LM (and the trainers built on it: Megatron-DeepSpeed, NeMo's Megatron core on
+GPU): the per-interval iteration line, checkpoint lines and the arguments dump.
+
+` [2024-04-06 03:02:12] iteration       71/     100 | consumed samples:         9088 | elapsed
+time per iteration (ms): 5361.6 | throughput per GPU (TFLOP/s/GPU): 243.6 | learning rate:
+1.420000E-05 | global batch size:   128 | lm loss: 1.818812E+00 | ... | number of nan
+iterations:   0 |`
+
+Read: iteration (steps), consumed samples (samples), elapsed time per iteration (the
+interval's mean step time: the clock without timestamps is Σ step time × iterations),
+global batch size (samples/s = global batch / step time, the maintainers' own formula:
+NVIDIA/Megatron-LM#541, #755), lm loss, `number of nan iterations` (non-finite losses), the
+timestamp some versions print first; `seq_length ....... 4096` of the arguments dump (tokens);
+`saving checkpoint at iteration` / `successfully saved checkpoint` (saves; seconds when both
+lines are timed); `loading checkpoint` (a restore: a restart when training had started);
+`validation loss at iteration … | lm loss value: …` (an evaluation result named
+`validation lm loss`); `[after training is done]`. TFLOP/s/GPU is model FLOPs, not work, and is
+not read.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trncost.metrics.logs.base import (
+    EventKind,
+    LogFormat,
+    Sink,
+    Step,
+    duration,
+    first_number,
+    iso_time,
+    key_values,
+    number,
+)
+
+_ARG = re.compile(r"^\s*(?P<key>seq_length|global_batch_size|encoder_seq_length)\s+\.{3,}\s+(?P<v>\d+)\s*$")
+_ITERATION = re.compile(r"iteration\s+(?P<it>\d+)\s*/\s*\d+\s*\|(?P<kv>.*)$")
+_VALIDATION = re.compile(r"validation loss at iteration\s+\d+[^|]*\|\s*lm loss value:\s*(?P<v>\S+)")
+
+
+class Megatron(LogFormat):
+    name = "megatron"
+    title = "Megatron-LM / Megatron-DeepSpeed / Megatron core (GPU or Neuron)"
+    sample = (
+        " [2024-04-06 03:02:12] iteration       71/     100 | consumed samples:         9088 | "
+        "elapsed time per iteration (ms): 5361.6 | throughput per GPU (TFLOP/s/GPU): 243.6 | "
+        "learning rate: 1.420000E-05 | global batch size:   128 | lm loss: 1.818812E+00 | "
+        "loss scale: 1.0 | grad norm: 1.300 | number of skipped iterations:   0 | number of nan "
+        "iterations:   0 |"
+    )
+    yields = (
+        "steps (iteration), samples (consumed samples), step time and the clock (elapsed time "
+        "per iteration, or the timestamps), samples/s (global batch / step time), tokens with "
+        "seq_length, lm loss and nan iterations, checkpoint saves and restores, validation lm "
+        "loss, the end of training"
+    )
+    prefilter = re.compile(
+        rb"iteration +\d+/ *\d+ \||saving checkpoint|successfully saved checkpoint|loading "
+        rb"checkpoint|validation loss at iteration|after training is done|(?:seq_length|"
+        rb"global_batch_size|encoder_seq_length) \.{3,}"
+    )
+    priority = 70
+
+    def parse(self, line: str, number_: int, sink: Sink) -> bool:
+        m = _ITERATION.search(line)
+        at = iso_time(line, 0, 40)
+        if m is not None:
+            values = key_values(m.group("kv"), ":", "|")
+            ms = first_number(values, "elapsed time per iteration (ms)")
+            nan_iterations = first_number(values, "number of nan iterations")
+            loss = first_number(values, "lm loss", "loss")
+            if nan_iterations:
+                loss = float("nan")
+            sink.step(
+                Step(
+                    line=number_,
+                    step=float(m.group("it")),
+                    loss=loss,
+                    consumed_samples=duration(
+                        first_number(values, "consumed samples"), "consumed samples", number_, sink
+                    ),
+                    step_time_s=duration(
+                        None if ms is None else ms / 1000, "step time", number_, sink
+                    ),
+                    global_batch=first_number(values, "global batch size"),
+                    at=at,
+                )
+            )
+            return True
+        arg = _ARG.match(line)
+        if arg is not None:
+            kind = EventKind.global_batch if arg.group("key") == "global_batch_size" else (
+                EventKind.seq_length
+            )
+            sink.event(kind, number_, value=float(arg.group("v")))
+            return True
+        return self._other(line, number_, at, sink)
+
+    def _other(self, line: str, number_: int, at: float | None, sink: Sink) -> bool:
+        if "successfully saved checkpoint" in line:
+            sink.event(EventKind.checkpoint_saved, number_, at=at)
+        elif "saving checkpoint" in line:
+            sink.event(EventKind.checkpoint_save, number_, at=at)
+        elif "loading checkpoint" in line:
+            sink.event(EventKind.checkpoint_restore, number_, at=at)
+        elif "after training is done" in line:
+            sink.event(EventKind.end, number_, at=at)
+        else:
+            v = _VALIDATION.search(line)
+            if v is None:
+                return False
+            value = number(v.group("v"))
+            if value is None:
+                return False
+            sink.event(EventKind.eval, number_, at=at, value=value, text="validation lm loss")
+        return True

@@ -1,0 +1,407 @@
+"""Reading a log: detect its format, then stream it through that format into a Timeline.
+
+Streaming, in bounded memory: the file is read in CHUNK_BYTES chunks; each format's
+`prefilter` (a compiled keyword regex) runs over the whole chunk in C, and only the lines it
+hits are decoded and parsed in Python. Line numbers come from counting newlines between hits
+(`bytes.count`, also in C).
+
+Detection: until a training format has yielded a step, every format parses the candidate
+lines into a scratch counter; the first chunk where one does decides (the most steps, then
+the more specific format), and that chunk is parsed again for real. Companion formats (the
+Neuron compiler's lines) are always read beside the chosen one. From then on the other
+training formats' candidate lines are only counted: a file with mixed formats is read in its
+main format, the rest reported as lines of other formats.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from trncost.errors import LogFormatError
+from trncost.metrics.logs.base import EventKind, LogFormat, Step
+from trncost.metrics.logs.timeline import Timeline
+
+CHUNK_BYTES = 8 * 2**20
+MAX_DOCUMENT_BYTES = 64 * 2**20  # a JSON document larger than this is read as lines
+MAX_PENDING = 50_000  # log events kept until the format is known
+
+
+@dataclass
+class Verdict:
+    """How one format fared on a file."""
+
+    format: str
+    candidate_lines: int = 0  # lines its prefilter hit
+    matched_lines: int = 0  # lines it parsed
+    steps: int = 0  # training steps among them
+
+    def why_not(self, sample: str) -> str:
+        if self.candidate_lines == 0:
+            return f"no line looks like its lines (e.g. {sample[:90]!r})"
+        if self.matched_lines == 0:
+            return f"{self.candidate_lines} line(s) had its keywords but none parsed"
+        return f"{self.matched_lines} line(s) parsed but no training step among them"
+
+
+@dataclass
+class FileResult:
+    """What reading one file found."""
+
+    file: str
+    format: str | None  # the training format, None when only companion lines matched
+    confidence: float  # 0..1: its steps over every training format's candidate lines
+    lines: int  # lines in the file (entries, for a JSON document)
+    matched_lines: int  # lines of the chosen format and its companions that were read
+    companions: dict[str, int] = field(default_factory=dict)  # companion format → lines
+    other_format_lines: dict[str, int] = field(default_factory=dict)  # counted, not read
+    verdicts: list[Verdict] = field(default_factory=list)
+
+
+class _Counter:
+    """A Sink that only counts (detection)."""
+
+    def __init__(self) -> None:
+        self.steps = 0  # steps, and run summaries (a Trainer's train_runtime line)
+
+    def step(self, s: Step) -> None:
+        self.steps += 1
+
+    def event(self, kind: EventKind, line: int, **_: Any) -> None:
+        if kind in (EventKind.runtime, EventKind.samples_per_second):
+            self.steps += 1
+
+    def reject(self, line: int, why: str) -> None:
+        return None
+
+
+class _Timed:
+    """A Sink that gives every observation without a time the time of its log event."""
+
+    def __init__(self, inner: Timeline) -> None:
+        self.inner = inner
+        self.at: float | None = None
+
+    def step(self, s: Step) -> None:
+        if s.at is None:
+            s.at = self.at
+        self.inner.step(s)
+
+    def event(self, kind: EventKind, line: int, *, at: float | None = None, **kw: Any) -> None:
+        self.inner.event(kind, line, at=self.at if at is None else at, **kw)
+
+    def reject(self, line: int, why: str) -> None:
+        self.inner.reject(line, why)
+
+
+def _hits(fmt: LogFormat, buf: bytes, first_line: int) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line of `buf` the format's prefilter hits."""
+    search = fmt.prefilter.search
+    pos, line, counted_to = 0, first_line, 0
+    while True:
+        m = search(buf, pos)
+        if m is None:
+            return
+        start = buf.rfind(b"\n", 0, m.start()) + 1
+        end = buf.find(b"\n", m.end())
+        if end < 0:
+            end = len(buf)
+        line += buf.count(b"\n", counted_to, start)
+        counted_to = start
+        yield line, buf[start:end].decode("utf-8", "replace")
+        pos = end + 1
+
+
+class Reader:
+    """Reads the files of one trial into `timeline`, each in its own format."""
+
+    def __init__(
+        self,
+        timeline: Timeline,
+        formats: Iterable[type[LogFormat]],
+        forced: str | None = None,
+    ) -> None:
+        self.timeline = timeline
+        self.formats = tuple(formats)
+        self.forced = forced
+        if forced is not None and forced not in {f.name for f in self.formats}:
+            raise LogFormatError(
+                f"format: unknown log format {forced!r}; one of "
+                f"{', '.join(f.name for f in self.formats)} or auto",
+                tried=[],
+            )
+
+    # -- whole documents ---------------------------------------------------------------------
+    def _document(self, name: str, raw: bytes) -> FileResult | None:
+        if len(raw) > MAX_DOCUMENT_BYTES or not raw.lstrip()[:1] == b"{":
+            return None
+        try:
+            doc = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return None
+        for cls in self.formats:
+            if not cls.whole_file or (self.forced and cls.name != self.forced):
+                continue
+            fmt = cls()
+            if fmt.matches_document(doc):
+                self.timeline.use(name, fmt.name)
+                used = fmt.parse_document(doc, self.timeline)
+                return FileResult(
+                    file=name,
+                    format=fmt.name if fmt.training else None,
+                    confidence=1.0,
+                    lines=used,
+                    matched_lines=used,
+                    companions={} if fmt.training else {fmt.name: used},
+                )
+        return None
+
+    # -- line files --------------------------------------------------------------------------
+    def read_stream(self, name: str, stream: IO[bytes], size_hint: int | None = None) -> FileResult:
+        head = stream.read(min(CHUNK_BYTES, MAX_DOCUMENT_BYTES + 1))
+        if head.lstrip()[:1] == b"{" and (size_hint is None or size_hint <= MAX_DOCUMENT_BYTES):
+            rest = stream.read(MAX_DOCUMENT_BYTES + 1 - len(head)) if len(head) <= MAX_DOCUMENT_BYTES else b""
+            found = self._document(name, head + rest)
+            if found is not None:
+                return found
+            head += rest
+
+        def chunks() -> Iterator[bytes]:
+            carry = head
+            while True:
+                more = stream.read(CHUNK_BYTES)
+                if not more:
+                    if carry:
+                        yield carry
+                    return
+                buf = carry + more
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:
+                    carry = buf
+                    continue
+                yield buf[:cut]
+                carry = buf[cut:]
+
+        return self._lines(name, chunks())
+
+    def read_bytes(self, name: str, data: bytes) -> FileResult:
+        import io
+
+        return self.read_stream(name, io.BytesIO(data), len(data))
+
+    def read_path(self, path: str) -> FileResult:
+        name = os.path.basename(path)
+        with open(path, "rb") as stream:
+            return self.read_stream(name, stream, os.path.getsize(path))
+
+    def _candidates(self) -> tuple[list[LogFormat], list[LogFormat]]:
+        line_formats = [f for f in self.formats if not f.whole_file]
+        if self.forced:
+            chosen = [f for f in line_formats if f.name == self.forced]
+            companions = [f() for f in line_formats if not f.training and f.name != self.forced]
+            return [c() for c in chosen], companions
+        return (
+            [f() for f in line_formats if f.training],
+            [f() for f in line_formats if not f.training],
+        )
+
+    def _lines(self, name: str, chunks: Iterable[bytes]) -> FileResult:  # noqa: C901
+        tl = self.timeline
+        training, companions = self._candidates()
+        verdicts = {f.name: Verdict(f.name) for f in (*training, *companions)}
+        chosen: LogFormat | None = None
+        lines = 0
+        for buf in chunks:
+            first_line = lines + 1
+            for comp in companions:
+                tl.use(name, comp.name)
+                for number_, text in _hits(comp, buf, first_line):
+                    v = verdicts[comp.name]
+                    v.candidate_lines += 1
+                    if comp.parse(text, number_, tl):
+                        v.matched_lines += 1
+            if chosen is None:
+                chosen = self._detect(training, verdicts, buf, first_line)
+                if chosen is not None:
+                    verdicts = {k: (Verdict(k) if k in {t.name for t in training} else v) for k, v in verdicts.items()}
+                    self._count_others(training, chosen, verdicts, buf, first_line)
+            else:
+                self._count_others(training, chosen, verdicts, buf, first_line)
+            if chosen is not None:
+                tl.use(name, chosen.name)
+                v = verdicts[chosen.name]
+                before = tl.steps_seen
+                for number_, text in _hits(chosen, buf, first_line):
+                    v.candidate_lines += 1
+                    if chosen.parse(text, number_, tl):
+                        v.matched_lines += 1
+                v.steps += tl.steps_seen - before
+            lines += buf.count(b"\n")
+        return self._result(name, chosen, training, companions, verdicts, lines)
+
+    def _detect(
+        self,
+        training: list[LogFormat],
+        verdicts: dict[str, Verdict],
+        buf: bytes,
+        first_line: int,
+    ) -> LogFormat | None:
+        best: tuple[int, int, LogFormat] | None = None
+        for fmt in training:
+            scratch = type(fmt)()
+            counter = _Counter()
+            v = verdicts[fmt.name]
+            for number_, text in _hits(scratch, buf, first_line):
+                v.candidate_lines += 1
+                if scratch.parse(text, number_, counter):
+                    v.matched_lines += 1
+            v.steps += counter.steps
+            if counter.steps and (best is None or (counter.steps, fmt.priority) > best[:2]):
+                best = (counter.steps, fmt.priority, fmt)
+        return best[2] if best else None
+
+    @staticmethod
+    def _count_others(
+        training: list[LogFormat],
+        chosen: LogFormat,
+        verdicts: dict[str, Verdict],
+        buf: bytes,
+        first_line: int,
+    ) -> None:
+        """Candidate lines of the other training formats that the chosen one does not read."""
+        for fmt in training:
+            if fmt is chosen:
+                continue
+            search, pos, v = fmt.prefilter.search, 0, verdicts[fmt.name]
+            while True:
+                m = search(buf, pos)
+                if m is None:
+                    break
+                end = buf.find(b"\n", m.end())
+                start = buf.rfind(b"\n", 0, m.start()) + 1
+                if chosen.prefilter.search(buf, start, end if end >= 0 else len(buf)) is None:
+                    v.candidate_lines += 1
+                pos = len(buf) if end < 0 else end + 1
+
+    def _result(
+        self,
+        name: str,
+        chosen: LogFormat | None,
+        training: list[LogFormat],
+        companions: list[LogFormat],
+        verdicts: dict[str, Verdict],
+        lines: int,
+    ) -> FileResult:
+        comp = {c.name: verdicts[c.name].matched_lines for c in companions}
+        comp = {k: v for k, v in comp.items() if v}
+        if chosen is None and not comp:
+            samples = {f.name: f.sample for f in self.formats}
+            tried = [
+                f"{v.format}: {v.why_not(samples[v.format])}"
+                for v in verdicts.values()
+            ] + [f"{f.name}: not one JSON document of its kind" for f in self.formats if f.whole_file]
+            raise LogFormatError(
+                f"{name}: not a log trncost can read ({lines} lines); formats tried: "
+                + "; ".join(tried),
+                tried=tried,
+            )
+        others = {}
+        if chosen is not None:
+            for fmt in training:
+                if fmt is not chosen and verdicts[fmt.name].candidate_lines:
+                    others[fmt.name] = verdicts[fmt.name].candidate_lines
+        matched = verdicts[chosen.name].matched_lines if chosen else 0
+        confidence = 0.0
+        if chosen is not None:
+            denominator = matched + sum(others.values())
+            confidence = round(matched / denominator, 3) if denominator else 0.0
+        return FileResult(
+            file=name,
+            format=chosen.name if chosen else None,
+            confidence=confidence,
+            lines=lines,
+            matched_lines=matched + sum(comp.values()),
+            companions=comp,
+            other_format_lines=others,
+            verdicts=list(verdicts.values()),
+        )
+
+    # -- CloudWatch Logs events --------------------------------------------------------------
+    def read_events(self, name: str, events: Iterable[tuple[int, str]]) -> FileResult:
+        """Log events (epoch milliseconds, message), in order: each event's time stands for
+        a line that prints none. Line numbers are event numbers in the stream (1-based).
+        Events before the format is known are kept (up to MAX_PENDING) and read once it is."""
+        timed = _Timed(self.timeline)
+        training, companions = self._candidates()
+        verdicts = {f.name: Verdict(f.name) for f in (*training, *companions)}
+        scratch = {f.name: type(f)() for f in training}
+        counters = {f.name: _Counter() for f in training}
+        chosen: LogFormat | None = None
+        pending: list[tuple[int, int, str]] = []
+        count = 0
+        for count, (ms, message) in enumerate(events, start=1):
+            timed.at = ms / 1000
+            raw = message.encode("utf-8", "replace")
+            for comp in companions:
+                if comp.prefilter.search(raw):
+                    self.timeline.use(name, comp.name)
+                    verdicts[comp.name].candidate_lines += 1
+                    if comp.parse(message, count, timed):
+                        verdicts[comp.name].matched_lines += 1
+            if chosen is None:
+                chosen = self._detect_event(training, scratch, counters, verdicts, raw, message, count)
+                if chosen is None:
+                    if len(pending) < MAX_PENDING:
+                        pending.append((count, ms, message))
+                    continue
+                verdicts[chosen.name] = Verdict(chosen.name)
+                for number_, at_ms, text in pending:
+                    timed.at = at_ms / 1000
+                    self._event(name, chosen, verdicts, number_, text, text.encode(), timed)
+                pending.clear()
+                timed.at = ms / 1000
+            self._event(name, chosen, verdicts, count, message, raw, timed)
+        return self._result(name, chosen, training, companions, verdicts, count)
+
+    def _event(
+        self,
+        name: str,
+        chosen: LogFormat,
+        verdicts: dict[str, Verdict],
+        number_: int,
+        message: str,
+        raw: bytes,
+        timed: _Timed,
+    ) -> None:
+        if chosen.prefilter.search(raw) is None:
+            return
+        self.timeline.use(name, chosen.name)
+        v = verdicts[chosen.name]
+        v.candidate_lines += 1
+        before = self.timeline.steps_seen
+        if chosen.parse(message, number_, timed):
+            v.matched_lines += 1
+        v.steps += self.timeline.steps_seen - before
+
+    @staticmethod
+    def _detect_event(
+        training: list[LogFormat],
+        scratch: dict[str, LogFormat],
+        counters: dict[str, _Counter],
+        verdicts: dict[str, Verdict],
+        raw: bytes,
+        message: str,
+        count: int,
+    ) -> LogFormat | None:
+        for fmt in training:
+            s = scratch[fmt.name]
+            if s.prefilter.search(raw) and s.parse(message, count, counters[fmt.name]):
+                verdicts[fmt.name].candidate_lines += 1
+                verdicts[fmt.name].matched_lines += 1
+                if counters[fmt.name].steps:
+                    return fmt
+        return None
+

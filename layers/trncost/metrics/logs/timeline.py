@@ -1,0 +1,475 @@
+"""The observations of one trial's logs folded, as they arrive, into per-minute series under
+the record's own keys (`metrics.names`), with the lines each came from. Pure: no I/O.
+
+Memory is bounded by the trial's length (one bin per minute of its clock, 10,080 for 7 days),
+never by the log's size. The rules:
+
+- **Clock.** The lines' own timestamps (or, for CloudWatch Logs, each event's timestamp);
+  else the elapsed time a progress bar prints; else the sum of the logged step times. The
+  first kind seen is kept for the whole trial. The wall is the first to the last timed line.
+- **Work.** Steps are the difference of logged step numbers; samples the difference of
+  logged consumed samples, else steps × the global batch size (from the log, else given);
+  tokens are samples × the sequence length (from the log, else given). The first logged step
+  counts from 0 only when the next line shows the run began in this log (its step number is
+  at most the logging interval); otherwise the log starts mid-run and counts from its first
+  line. A step number that goes back is a restart: a failure, and the redone steps are not
+  quality-meeting work (nor is work after the loss went non-finite).
+- **Rates.** A line's own samples/s or tokens/s when its format says what it is in; else
+  global batch / step time; else work / time between lines. One value per minute: the mean.
+- **What the log lacks stays unmeasured**: a key with no observation has no series.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from trncost.metrics import names as n
+from trncost.metrics.cloudwatch import Series
+from trncost.metrics.logs.base import EventKind, Step
+from trncost.model.workload import WorkUnit
+
+PERIOD_S = 60
+MAX_RANGES = 20  # line ranges kept per figure and file; the rest widen the last one
+ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)  # where a relative clock (no timestamps) starts
+
+
+@dataclass
+class Lines:
+    """The lines of one file a figure was read from: up to MAX_RANGES [first, last] ranges."""
+
+    ranges: list[list[int]] = field(default_factory=list)
+    count: int = 0
+
+    def add(self, line: int) -> None:
+        self.count += 1
+        r = self.ranges
+        if r and line <= r[-1][1] + 1:
+            r[-1][1] = max(r[-1][1], line)
+        elif len(r) < MAX_RANGES:
+            r.append([line, line])
+        else:
+            r[-1][1] = line
+
+
+class _Bin:
+    __slots__ = (
+        "steps", "samples", "tokens", "q_steps", "q_samples", "q_tokens",
+        "sps_sum", "sps_n", "tps_sum", "tps_n", "st_sum", "st_n", "loss_sum", "loss_n", "bad_loss",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, 0.0)
+
+
+@dataclass
+class Reject:
+    count: int
+    first_line: int
+    file: str
+
+
+class Timeline:
+    """A Sink (`metrics.logs.base.Sink`) for every file of one trial."""
+
+    def __init__(self, global_batch: float | None = None, seq_length: float | None = None):
+        self.given_batch = global_batch
+        self.given_seq = seq_length
+        self.global_batch = global_batch
+        self.seq_length = seq_length
+        self.file = ""
+        self.format = ""
+        self.mode: str | None = None  # timestamps | elapsed | step_time
+        self.bins: dict[int, _Bin] = {}
+        self.lines: dict[tuple[str, str, str], Lines] = {}
+        self.t_first: float | None = None
+        self.t_last: float | None = None
+        self.cum_s = 0.0
+        self.prev_t: float | None = None
+        self.prev_step: float | None = None
+        self.max_step: float | None = None
+        self.first_step: tuple[float, int] | None = None  # (number, bin)
+        self.first_checked = False
+        self.prev_samples: float | None = None
+        self.max_samples: float | None = None
+        self.first_samples: tuple[float, int] | None = None
+        self.steps_seen = 0
+        self.diverged = False
+        self.failures = 0
+        self.restores = 0
+        self.errors = 0
+        self.error_after_steps = False
+        self.compile_hits = 0
+        self.compile_misses = 0
+        self.compile_s: list[float] = []
+        self.compile_failed = 0
+        self._compile_open: float | None = None
+        self.saves = 0
+        self.save_s: list[float] = []
+        self._save_open: float | None = None
+        self.evals: dict[str, tuple[float, int]] = {}
+        self.ended = False
+        self.runtime_s: float | None = None
+        self.summary_sps: float | None = None
+        self.rejects: dict[str, Reject] = {}
+        self.notes: list[str] = []
+        self.matched: dict[tuple[str, str], int] = {}  # (file, format) → lines matched
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def use(self, file: str, fmt: str) -> None:
+        self.file, self.format = file, fmt
+
+    def _mark(self, key: str, line: int) -> None:
+        where = (key, self.file, self.format)
+        found = self.lines.get(where)
+        if found is None:
+            found = self.lines[where] = Lines()
+        found.add(line)
+
+    def reject(self, line: int, why: str) -> None:
+        found = self.rejects.get(why)
+        if found is None:
+            self.rejects[why] = Reject(1, line, self.file)
+        else:
+            found.count += 1
+
+    def _bin(self, t: float | None) -> _Bin:
+        index = 0 if t is None else int(t // PERIOD_S)
+        found = self.bins.get(index)
+        if found is None:
+            found = self.bins[index] = _Bin()
+        return found
+
+    def _time(self, t: float | None) -> None:
+        if t is None:
+            return
+        if self.t_first is None or t < self.t_first:
+            self.t_first = t
+        if self.t_last is None or t > self.t_last:
+            self.t_last = t
+
+    # -- steps -------------------------------------------------------------------------------
+    def _step_clock(self, s: Step, d_steps: float | None) -> float | None:
+        if s.at is not None and self.mode in (None, "timestamps"):
+            self.mode = "timestamps"
+            return s.at
+        if s.elapsed_s is not None and self.mode in (None, "elapsed"):
+            self.mode = "elapsed"
+            return s.elapsed_s
+        if s.step_time_s is not None and self.mode in (None, "step_time"):
+            self.mode = "step_time"
+            self.cum_s += s.step_time_s * (d_steps if d_steps and d_steps > 0 else 1)
+            return self.cum_s
+        return None
+
+    def step(self, s: Step) -> None:  # noqa: C901 - one rule per field, in the module's order
+        line = s.line
+        self.steps_seen += 1
+        if s.global_batch is not None and self.given_batch is None:
+            self.global_batch = s.global_batch
+        d_steps = None
+        q_steps = 0.0
+        if s.step is not None:
+            if self.prev_step is not None:
+                d_steps = s.step - self.prev_step
+                if d_steps < 0:
+                    self.failures += 1
+                    self.notes.append(
+                        f"{self.file} line {line}: step {s.step:g} after step "
+                        f"{self.prev_step:g}: training restarted from an earlier step (a failure)"
+                    )
+                    d_steps = 0.0
+            top = self.max_step
+            if top is not None and s.step > top and not self.diverged:
+                q_steps = s.step - top
+            self.max_step = s.step if top is None else max(top, s.step)
+        t = self._step_clock(s, d_steps)
+        self._time(t)
+        index = 0 if t is None else int(t // PERIOD_S)
+        b = self._bin(t)
+        if s.step is not None:
+            if self.prev_step is None:
+                self.first_step = (s.step, index)
+            elif not self.first_checked:
+                self._check_first(d_steps)
+            self.prev_step = s.step
+        if d_steps:
+            b.steps += d_steps
+            b.q_steps += q_steps
+            self._mark(n.WORK_DONE[WorkUnit.steps].key, line)
+        self._samples(s, b, index, d_steps, q_steps, line)
+        dt = None if t is None or self.prev_t is None else t - self.prev_t
+        self.prev_t = t
+        self._rates(s, b, d_steps, dt, line)
+        if s.loss is not None:
+            if math.isfinite(s.loss):
+                b.loss_sum += s.loss
+                b.loss_n += 1
+                self._mark(n.TRAINING_LOSS.key, line)
+            else:
+                b.bad_loss += 1
+                self.diverged = True
+                self._mark(n.NON_FINITE_LOSS.key, line)
+
+    def _check_first(self, d_steps: float | None) -> None:
+        """Count the first line's work from 0 when the run began in this log."""
+        self.first_checked = True
+        assert self.first_step is not None
+        first, index = self.first_step
+        if not (d_steps and 0 < first <= d_steps):
+            if first > 0:
+                self.notes.append(
+                    f"{self.file}: the log starts at step {first:g}, mid-run: the work before "
+                    "it is outside its clock and not counted"
+                )
+            return
+        b = self.bins.setdefault(index, _Bin())
+        b.steps += first
+        b.q_steps += first
+        if self.first_samples is not None:
+            samples = self.first_samples[0]
+        else:
+            samples = first * self.global_batch if self.global_batch else 0.0
+        b.samples += samples
+        b.q_samples += samples
+        if self.seq_length:
+            b.tokens += samples * self.seq_length
+            b.q_tokens += samples * self.seq_length
+
+    def _samples(
+        self, s: Step, b: _Bin, index: int, d_steps: float | None, q_steps: float, line: int
+    ) -> None:
+        d_samples = q_samples = None
+        if s.consumed_samples is not None:
+            if self.prev_samples is None:
+                self.first_samples = (s.consumed_samples, index)
+            else:
+                d_samples = max(0.0, s.consumed_samples - self.prev_samples)
+                top = self.max_samples or 0.0
+                q_samples = max(0.0, s.consumed_samples - top) if not self.diverged else 0.0
+            self.prev_samples = s.consumed_samples
+            self.max_samples = max(self.max_samples or 0.0, s.consumed_samples)
+        elif d_steps and self.global_batch:
+            d_samples = d_steps * self.global_batch
+            q_samples = q_steps * self.global_batch
+        if d_samples:
+            b.samples += d_samples
+            b.q_samples += q_samples or 0.0
+            self._mark(n.WORK_DONE[WorkUnit.samples].key, line)
+            if self.seq_length:
+                b.tokens += d_samples * self.seq_length
+                b.q_tokens += (q_samples or 0.0) * self.seq_length
+                self._mark(n.WORK_DONE[WorkUnit.tokens].key, line)
+
+    def _rates(
+        self, s: Step, b: _Bin, d_steps: float | None, dt: float | None, line: int
+    ) -> None:
+        step_time = s.step_time_s
+        if step_time is None and d_steps and dt and dt > 0 and self.mode != "step_time":
+            step_time = dt / d_steps
+        if step_time is not None and step_time > 0:
+            b.st_sum += step_time
+            b.st_n += 1
+            self._mark(n.STEP_TIME.key, line)
+        sps = s.samples_per_s
+        if sps is None and step_time and self.global_batch:
+            sps = self.global_batch / step_time
+        if sps is not None and sps > 0:
+            b.sps_sum += sps
+            b.sps_n += 1
+            self._mark(n.SAMPLES_PER_SECOND.key, line)
+        tps = s.tokens_per_s
+        if tps is None and sps and self.seq_length:
+            tps = sps * self.seq_length
+        if tps is not None and tps > 0:
+            b.tps_sum += tps
+            b.tps_n += 1
+            self._mark(n.TOKENS_PER_SECOND.key, line)
+
+    # -- events ------------------------------------------------------------------------------
+    def event(  # noqa: C901 - one branch per event kind
+        self,
+        kind: EventKind,
+        line: int,
+        *,
+        at: float | None = None,
+        value: float | None = None,
+        text: str | None = None,
+    ) -> None:
+        if self.mode in (None, "timestamps") and at is not None:
+            self._time(at)
+        if kind == EventKind.compile_start:
+            self._compile_open = at
+        elif kind == EventKind.compile_end:
+            self.compile_misses += 1
+            opened, self._compile_open = self._compile_open, None
+            if opened is not None and at is not None and at >= opened:
+                self.compile_s.append(at - opened)
+                self._mark(n.COMPILE_SECONDS.key, line)
+            self._mark(n.COMPILE_CACHE_HIT.key, line)
+        elif kind == EventKind.compile_seconds and value is not None:
+            self.compile_misses += 1
+            self.compile_s.append(value)
+            self._mark(n.COMPILE_SECONDS.key, line)
+        elif kind == EventKind.compile_hit:
+            self.compile_hits += 1
+            self._mark(n.COMPILE_CACHE_HIT.key, line)
+        elif kind == EventKind.compile_failed and value:
+            self.compile_failed += int(value)
+            self.errors += int(value)
+            self._mark(n.ERRORS.key, line)
+        elif kind == EventKind.checkpoint_save:
+            self.saves += 1
+            self._save_open = at
+            if value is not None:
+                self.save_s.append(value)
+                self._mark(n.CHECKPOINT_SAVE_SECONDS.key, line)
+            self._mark(n.CHECKPOINT_SAVES.key, line)
+        elif kind == EventKind.checkpoint_saved:
+            opened, self._save_open = self._save_open, None
+            if opened is not None and at is not None and at >= opened:
+                self.save_s.append(at - opened)
+                self._mark(n.CHECKPOINT_SAVE_SECONDS.key, line)
+        elif kind == EventKind.checkpoint_restore:
+            self.restores += 1
+            if self.steps_seen:
+                self.failures += 1
+                self.notes.append(
+                    f"{self.file} line {line}: resumed from a checkpoint after training had "
+                    "started: counted as a failure and restart"
+                )
+            self._mark(n.FAILURES.key, line)
+        elif kind == EventKind.eval and text is not None and value is not None:
+            self.evals[text] = (value, line)
+            self._mark(f"eval:{text}", line)
+        elif kind == EventKind.error:
+            self.errors += 1
+            self.error_after_steps = self.steps_seen > 0
+            self._mark(n.ERRORS.key, line)
+        elif kind == EventKind.end:
+            self.ended = True
+        elif kind == EventKind.runtime and value is not None:
+            self.runtime_s = value
+            self._mark("runtime", line)
+        elif kind == EventKind.samples_per_second and value is not None:
+            self.summary_sps = value
+            self._mark(n.SAMPLES_PER_SECOND.key, line)
+        elif kind == EventKind.global_batch and value and self.given_batch is None:
+            self.global_batch = value
+        elif kind == EventKind.seq_length and value and self.given_seq is None:
+            self.seq_length = value
+
+    # -- the result --------------------------------------------------------------------------
+    @property
+    def window(self) -> tuple[datetime, datetime] | None:
+        """The wall clock of the trial: first to last timed line (absolute with timestamps,
+        from ANCHOR otherwise)."""
+        if self.mode == "timestamps" and self.t_first is not None and self.t_last is not None:
+            if self.t_last > self.t_first:
+                return (
+                    datetime.fromtimestamp(self.t_first, tz=UTC),
+                    datetime.fromtimestamp(self.t_last, tz=UTC),
+                )
+            return None
+        end = self.t_last if self.mode in ("elapsed", "step_time") else None
+        if self.runtime_s is not None and (end is None or self.runtime_s > end):
+            end = self.runtime_s
+        if end is None or end <= 0:
+            return None
+        return ANCHOR, ANCHOR + timedelta(seconds=end)
+
+    def _stamp(self, index: int) -> datetime:
+        if self.mode == "timestamps":
+            return datetime.fromtimestamp(index * PERIOD_S, tz=UTC)
+        return ANCHOR + timedelta(seconds=index * PERIOD_S)
+
+    def _series(self, key: str, points: list[tuple[datetime, float]]) -> Series:
+        points.sort(key=lambda p: p[0])
+        return Series(
+            id=key,
+            period=PERIOD_S,
+            timestamps=tuple(t for t, _ in points),
+            values=tuple(v for _, v in points),
+            label="log",
+        )
+
+    def _binned(self) -> Iterator[tuple[str, list[tuple[datetime, float]]]]:
+        per_key: dict[str, list[tuple[datetime, float]]] = {}
+
+        def put(key: str, t: datetime, v: float) -> None:
+            per_key.setdefault(key, []).append((t, v))
+
+        for index, b in self.bins.items():
+            t = self._stamp(index)
+            for unit, done, quality in (
+                (WorkUnit.steps, b.steps, b.q_steps),
+                (WorkUnit.samples, b.samples, b.q_samples),
+                (WorkUnit.tokens, b.tokens, b.q_tokens),
+            ):
+                if done:
+                    put(n.WORK_DONE[unit].key, t, done)
+                    put(n.WORK_QUALITY[unit].key, t, quality)
+            if b.sps_n:
+                put(n.SAMPLES_PER_SECOND.key, t, b.sps_sum / b.sps_n)
+            if b.tps_n:
+                put(n.TOKENS_PER_SECOND.key, t, b.tps_sum / b.tps_n)
+            if b.st_n:
+                put(n.STEP_TIME.key, t, b.st_sum / b.st_n)
+            if b.loss_n:
+                put(n.TRAINING_LOSS.key, t, b.loss_sum / b.loss_n)
+            if b.loss_n or b.bad_loss:
+                put(n.NON_FINITE_LOSS.key, t, b.bad_loss)
+        yield from per_key.items()
+
+    def series(self, eval_metric: str | None = None) -> dict[str, Series]:
+        """Every measured key's series (work in the units the log allows)."""
+        out = {key: self._series(key, pts) for key, pts in self._binned()}
+        window = self.window
+        start = window[0] if window else ANCHOR
+
+        def one(key: str, values: list[float]) -> None:
+            out[key] = self._series(key, [(start, v) for v in values])
+
+        if self.compile_s:
+            one(n.COMPILE_SECONDS.key, self.compile_s)
+        if self.compile_hits or self.compile_misses:
+            one(n.COMPILE_CACHE_HIT.key, [0.0 if self.compile_misses else 1.0])
+        if self.save_s:
+            one(n.CHECKPOINT_SAVE_SECONDS.key, self.save_s)
+        if self.saves:
+            one(n.CHECKPOINT_SAVES.key, [float(self.saves)])
+        if self.steps_seen:
+            # the formats read recognise restart and resume lines: none seen is a measurement
+            one(n.FAILURES.key, [float(self.failures)])
+            one(n.ERRORS.key, [float(self.errors)])
+            self._mark_all(n.FAILURES.key)
+        if self.summary_sps is not None and n.SAMPLES_PER_SECOND.key not in out:
+            one(n.SAMPLES_PER_SECOND.key, [self.summary_sps])
+            if self.runtime_s and not any(
+                n.WORK_DONE[u].key in out for u in (WorkUnit.samples, WorkUnit.steps)
+            ):
+                samples = self.summary_sps * self.runtime_s
+                one(n.WORK_DONE[WorkUnit.samples].key, [samples])
+                self.notes.append(
+                    f"samples = the log's own average {self.summary_sps:g}/s × its runtime "
+                    f"{self.runtime_s:g} s = {samples:,.0f} (no per-step counts in the log)"
+                )
+        if eval_metric and eval_metric in self.evals:
+            one(n.EVAL_METRIC.key, [self.evals[eval_metric][0]])
+        return out
+
+    def _mark_all(self, key: str) -> None:
+        """A zero the formats measure by their silence: the lines that were read make it."""
+        if not any(k == key for k, _, _ in self.lines):
+            for (k, file, fmt), lines in list(self.lines.items()):
+                if k == n.WORK_DONE[WorkUnit.steps].key or k == n.STEP_TIME.key:
+                    self.lines[(key, file, fmt)] = Lines([list(r) for r in lines.ranges], 0)
+
+    def reject_notes(self) -> list[str]:
+        return [
+            f"{r.count} line(s) with {why} ignored (first: {r.file} line {r.first_line})"
+            for why, r in self.rejects.items()
+        ]
