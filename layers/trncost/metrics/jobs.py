@@ -61,6 +61,7 @@ class JobSource(StrEnum):
     sagemaker = "sagemaker"
     batch = "batch"
     agent = "agent"
+    log = "log"  # a trial imported from its own logs (`trncost trial import`, the API)
 
 
 def parameter_name(tag: str) -> str:
@@ -91,6 +92,7 @@ class JobContext:
     instance_count: int | None
     started_at: datetime | None
     ended_at: datetime | None
+    log_stream: str | None = None  # the job's CloudWatch Logs stream, when its event names it
 
     @property
     def dedup_key(self) -> str:

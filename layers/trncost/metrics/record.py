@@ -71,6 +71,7 @@ STATUS: dict[JobSource, dict[str, TrialStatus]] = {
     },
     JobSource.batch: {"SUCCEEDED": TrialStatus.completed, "FAILED": TrialStatus.failed},
     JobSource.agent: {s.value: s for s in TrialStatus},
+    JobSource.log: {s.value: s for s in TrialStatus},
 }
 
 
@@ -81,7 +82,7 @@ class TrialRecord(NamedTuple):
 
 def _status(ctx: JobContext, facts: TrainingJobFacts | None, notes: list[str]) -> TrialStatus:
     table = STATUS[ctx.source]
-    raw = ctx.status.lower() if ctx.source == JobSource.agent else ctx.status
+    raw = ctx.status.lower() if ctx.source in (JobSource.agent, JobSource.log) else ctx.status
     if raw not in table:
         raise RecordError(
             f"{ctx.source} job {ctx.job_id} ended {ctx.status!r}: not a terminal status trncost "

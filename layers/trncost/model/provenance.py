@@ -33,6 +33,33 @@ class OfficialPrice(DomainModel):
     publication_date: str | None = None
 
 
+MAX_LINE_RANGES = 20
+
+
+class LineRange(DomainModel):
+    """Lines first..last (1-based, inclusive) of a log file, or entries of a JSON log."""
+
+    first: int = Field(ge=1)
+    last: int = Field(ge=1)
+
+
+class MeasuredIn(DomainModel):
+    """Where one trial figure was read: a log (file, format, lines), the trial agent's
+    metrics, or the job's own description (SageMaker DescribeTrainingJob, the job event)."""
+
+    source: Literal["log", "agent_metrics", "training_job", "job_event"]
+    file: str | None = Field(
+        default=None, description="the log file, CloudWatch Logs group/stream, or namespace"
+    )
+    format: str | None = Field(default=None, description="log format, or the metric read")
+    lines: list[LineRange] = Field(
+        default_factory=list,
+        max_length=MAX_LINE_RANGES,
+        description=f"line ranges read (at most {MAX_LINE_RANGES}; the last one absorbs the rest)",
+    )
+    line_count: int | None = Field(default=None, ge=0, description="lines read in all")
+
+
 class TrialMeasurement(DomainModel):
     """A figure measured in one or more trial runs."""
 
@@ -41,6 +68,9 @@ class TrialMeasurement(DomainModel):
     metric: str
     code_versions: list[str] = Field(default_factory=list)
     dataset_ids: list[str] = Field(default_factory=list)
+    measured_in: list[MeasuredIn] = Field(
+        default_factory=list, description="where it was read (empty: not said)"
+    )
 
 
 class UserAssumption(DomainModel):

@@ -18,6 +18,7 @@ from trncost.model.bounds import (
 )
 from trncost.model.candidate import Candidate
 from trncost.model.common import DomainModel, Fraction, Identifier, Name
+from trncost.model.provenance import TrialMeasurement
 from trncost.model.workload import WorkUnit
 
 
@@ -158,6 +159,12 @@ class TrialRun(DomainModel):
     )
     billed_instance_seconds: InstanceSeconds | None = Field(
         default=None, description="as billed (e.g. SageMaker BillableTimeInSeconds × InstanceCount)"
+    )
+    provenance: dict[str, TrialMeasurement] = Field(
+        default_factory=dict,
+        description="where each measured figure was read, by its dotted field name (e.g. "
+        "work.done, wall.compile_s); a figure not listed was not measured, or comes from the "
+        "record's rules (see the notes)",
     )
 
     @model_validator(mode="after")

@@ -29,6 +29,7 @@ class EventKind(StrEnum):
     compile_seconds = "compile_seconds"  # one compile of `value` seconds (a report says so)
     compile_hit = "compile_hit"  # a graph served from the compile cache
     compile_failed = "compile_failed"  # `value` compiles failed
+    compiled = "compiled"  # `value` graphs compiled (a summary line, no seconds)
     checkpoint_save = "checkpoint_save"  # a checkpoint save began (`value`: seconds if known)
     checkpoint_saved = "checkpoint_saved"  # ... and ended
     checkpoint_restore = "checkpoint_restore"  # training resumed from a checkpoint
@@ -36,6 +37,7 @@ class EventKind(StrEnum):
     error = "error"  # an error the process printed (traceback, runtime error)
     end = "end"  # the log says training finished
     runtime = "runtime"  # the log's own total training seconds (`value`)
+    final_loss = "final_loss"  # the run's mean training loss (`value`): finite iff all were
     samples_per_second = "samples_per_second"  # the log's own average over the run
     global_batch = "global_batch"  # global batch size (`value`), from a config line
     seq_length = "seq_length"  # sequence length (`value`), from a config line

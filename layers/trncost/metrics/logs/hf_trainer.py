@@ -72,6 +72,8 @@ def entry(values: dict[str, float | None], number_: int, at: float | None, sink:
                 number_,
                 value=duration(sps, "samples per second", number_, sink),
             )
+        if "train_loss" in values and values["train_loss"] is not None:
+            sink.event(EventKind.final_loss, number_, at=at, value=values["train_loss"])
         sink.event(EventKind.end, number_, at=at)
         if values.get("step") is not None:
             sink.step(Step(line=number_, step=values["step"], at=at))

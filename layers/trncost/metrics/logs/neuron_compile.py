@@ -20,6 +20,7 @@ import re
 from trncost.metrics.logs.base import EventKind, LogFormat, Sink, iso_time, number
 
 _TOTAL_FAILED = re.compile(r"Total failed compilations: (?P<n>\d+)")
+_TOTAL_OK = re.compile(r"Total successful compilations: (?P<n>\d+)")
 
 
 class NeuronCompile(LogFormat):
@@ -64,6 +65,10 @@ class NeuronCompile(LogFormat):
             if self.open_style == "neuron_cc":
                 sink.event(EventKind.compile_end, number_, at=at)
                 self.open_style = None
+        elif "Total successful compilations" in line:
+            m = _TOTAL_OK.search(line)
+            if m is not None and (number(m.group("n")) or 0) > 0:
+                sink.event(EventKind.compiled, number_, at=at, value=float(m.group("n")))
         elif "Total failed compilations" in line:
             m = _TOTAL_FAILED.search(line)
             if m is not None and (number(m.group("n")) or 0) > 0:

@@ -87,12 +87,16 @@ class Timeline:
         self.lines: dict[tuple[str, str, str], Lines] = {}
         self.t_first: float | None = None
         self.t_last: float | None = None
+        self.ev_first: float | None = None  # timed events (compile lines, ...)
+        self.ev_last: float | None = None
         self.cum_s = 0.0
         self.prev_t: float | None = None
         self.prev_step: float | None = None
         self.max_step: float | None = None
         self.first_step: tuple[float, int] | None = None  # (number, bin)
         self.first_checked = False
+        self.began_in_log = False  # the first logged step counts from 0
+        self.first_step_t: float | None = None
         self.prev_samples: float | None = None
         self.max_samples: float | None = None
         self.first_samples: tuple[float, int] | None = None
@@ -114,6 +118,7 @@ class Timeline:
         self.ended = False
         self.runtime_s: float | None = None
         self.summary_sps: float | None = None
+        self.final_loss: float | None = None
         self.rejects: dict[str, Reject] = {}
         self.notes: list[str] = []
         self.matched: dict[tuple[str, str], int] = {}  # (file, format) → lines matched
@@ -193,17 +198,18 @@ class Timeline:
         if s.step is not None:
             if self.prev_step is None:
                 self.first_step = (s.step, index)
-            elif not self.first_checked:
+                self.first_step_t = t
+            elif not self.first_checked and d_steps:
                 self._check_first(d_steps)
             self.prev_step = s.step
         if d_steps:
             b.steps += d_steps
             b.q_steps += q_steps
             self._mark(n.WORK_DONE[WorkUnit.steps].key, line)
-        self._samples(s, b, index, d_steps, q_steps, line)
+        d_samples = self._samples(s, b, index, d_steps, q_steps, line)
         dt = None if t is None or self.prev_t is None else t - self.prev_t
         self.prev_t = t
-        self._rates(s, b, d_steps, dt, line)
+        self._rates(s, b, d_steps, d_samples, dt, line)
         if s.loss is not None:
             if math.isfinite(s.loss):
                 b.loss_sum += s.loss
@@ -226,6 +232,7 @@ class Timeline:
                     "it is outside its clock and not counted"
                 )
             return
+        self.began_in_log = True
         b = self.bins.setdefault(index, _Bin())
         b.steps += first
         b.q_steps += first
@@ -241,7 +248,7 @@ class Timeline:
 
     def _samples(
         self, s: Step, b: _Bin, index: int, d_steps: float | None, q_steps: float, line: int
-    ) -> None:
+    ) -> float | None:
         d_samples = q_samples = None
         if s.consumed_samples is not None:
             if self.prev_samples is None:
@@ -263,9 +270,16 @@ class Timeline:
                 b.tokens += d_samples * self.seq_length
                 b.q_tokens += (q_samples or 0.0) * self.seq_length
                 self._mark(n.WORK_DONE[WorkUnit.tokens].key, line)
+        return d_samples
 
     def _rates(
-        self, s: Step, b: _Bin, d_steps: float | None, dt: float | None, line: int
+        self,
+        s: Step,
+        b: _Bin,
+        d_steps: float | None,
+        d_samples: float | None,
+        dt: float | None,
+        line: int,
     ) -> None:
         step_time = s.step_time_s
         if step_time is None and d_steps and dt and dt > 0 and self.mode != "step_time":
@@ -277,6 +291,8 @@ class Timeline:
         sps = s.samples_per_s
         if sps is None and step_time and self.global_batch:
             sps = self.global_batch / step_time
+        if sps is None and d_samples and dt and dt > 0 and self.mode != "step_time":
+            sps = d_samples / dt
         if sps is not None and sps > 0:
             b.sps_sum += sps
             b.sps_n += 1
@@ -299,8 +315,9 @@ class Timeline:
         value: float | None = None,
         text: str | None = None,
     ) -> None:
-        if self.mode in (None, "timestamps") and at is not None:
-            self._time(at)
+        if at is not None:
+            self.ev_first = at if self.ev_first is None else min(self.ev_first, at)
+            self.ev_last = at if self.ev_last is None else max(self.ev_last, at)
         if kind == EventKind.compile_start:
             self._compile_open = at
         elif kind == EventKind.compile_end:
@@ -314,6 +331,12 @@ class Timeline:
             self.compile_misses += 1
             self.compile_s.append(value)
             self._mark(n.COMPILE_SECONDS.key, line)
+        elif kind == EventKind.compiled and value:
+            self.compile_misses += int(value)
+            self._mark(n.COMPILE_CACHE_HIT.key, line)
+        elif kind == EventKind.final_loss and value is not None:
+            self.final_loss = value
+            self._mark(n.TRAINING_LOSS.key if math.isfinite(value) else n.NON_FINITE_LOSS.key, line)
         elif kind == EventKind.compile_hit:
             self.compile_hits += 1
             self._mark(n.COMPILE_CACHE_HIT.key, line)
@@ -368,18 +391,21 @@ class Timeline:
         """The wall clock of the trial: first to last timed line (absolute with timestamps,
         from ANCHOR otherwise)."""
         if self.mode == "timestamps" and self.t_first is not None and self.t_last is not None:
-            if self.t_last > self.t_first:
-                return (
-                    datetime.fromtimestamp(self.t_first, tz=UTC),
-                    datetime.fromtimestamp(self.t_last, tz=UTC),
-                )
+            lo = min(self.t_first, self.ev_first if self.ev_first is not None else self.t_first)
+            hi = max(self.t_last, self.ev_last if self.ev_last is not None else self.t_last)
+            if hi > lo:
+                return datetime.fromtimestamp(lo, tz=UTC), datetime.fromtimestamp(hi, tz=UTC)
             return None
-        end = self.t_last if self.mode in ("elapsed", "step_time") else None
-        if self.runtime_s is not None and (end is None or self.runtime_s > end):
-            end = self.runtime_s
-        if end is None or end <= 0:
+        start, end = 0.0, None
+        if self.mode in ("elapsed", "step_time"):
+            end = self.t_last
+            if not self.began_in_log and self.first_step_t is not None:
+                start = self.first_step_t  # mid-run: the clock starts at the first step line
+        if self.runtime_s is not None and (end is None or self.runtime_s > end - start):
+            start, end = 0.0, self.runtime_s
+        if end is None or end <= start:
             return None
-        return ANCHOR, ANCHOR + timedelta(seconds=end)
+        return ANCHOR + timedelta(seconds=start), ANCHOR + timedelta(seconds=end)
 
     def _stamp(self, index: int) -> datetime:
         if self.mode == "timestamps":
@@ -457,6 +483,11 @@ class Timeline:
                     f"samples = the log's own average {self.summary_sps:g}/s × its runtime "
                     f"{self.runtime_s:g} s = {samples:,.0f} (no per-step counts in the log)"
                 )
+        if self.final_loss is not None and n.TRAINING_LOSS.key not in out:
+            finite_loss = math.isfinite(self.final_loss)
+            if finite_loss:
+                one(n.TRAINING_LOSS.key, [self.final_loss])
+            one(n.NON_FINITE_LOSS.key, [0.0 if finite_loss else 1.0])
         if eval_metric and eval_metric in self.evals:
             one(n.EVAL_METRIC.key, [self.evals[eval_metric][0]])
         return out
