@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
     from trncost.services.snapshots import SnapshotService
+    from trncost.services.trial_logs import LogImportService
     from trncost.services.trial_plans import TrialPlanService
     from trncost.services.trial_steps import TrialSteps
     from trncost.services.trials import TrialService
@@ -110,6 +111,12 @@ class Wiring:
         from trncost.services.trials import TrialService
 
         return TrialService(self.records)
+
+    @cached_property
+    def log_imports(self) -> LogImportService:
+        from trncost.services.trial_logs import LogImportService
+
+        return LogImportService(self.trials)
 
     @cached_property
     def comparisons(self) -> ComparisonService:

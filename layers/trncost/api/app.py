@@ -33,6 +33,9 @@ from trncost.api.errors import error
 from trncost.wiring import Wiring
 
 MAX_BODY_BYTES = 1024 * 1024
+# A trial log import carries log text (capped by the service): up to Lambda's 6 MB payload.
+LOG_IMPORT_MAX_BODY_BYTES = 6 * 1000 * 1000 - 1
+LOG_IMPORT_SUFFIX = "/trials/import"
 TITLE = "trncost"
 DESCRIPTION = (
     "What it costs to reach a training target on AWS Trainium3 (and the alternatives), from "
@@ -166,8 +169,10 @@ def _precheck(event: dict[str, Any]) -> Response[str] | None:
             return error(400, "bad_request", "body: not valid base64")
     else:
         raw = body.encode("utf-8", errors="surrogatepass") if isinstance(body, str) else body
-    if len(raw) > MAX_BODY_BYTES:
-        return error(413, "payload_too_large", f"body: larger than {MAX_BODY_BYTES} bytes")
+    path = str(event.get("path") or "").rstrip("/")
+    limit = LOG_IMPORT_MAX_BODY_BYTES if path.endswith(LOG_IMPORT_SUFFIX) else MAX_BODY_BYTES
+    if len(raw) > limit:
+        return error(413, "payload_too_large", f"body: larger than {limit} bytes")
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items() if v is not None}
     content_type = headers.get("content-type", "application/json").split(";")[0].strip()
     if event.get("httpMethod") in ("POST", "PUT", "PATCH") and content_type != ("application/json"):

@@ -5,6 +5,7 @@ fields}); nothing a client sends yields a 5xx, and a 5xx never shows a stack tra
 |-----------------------------------------------|--------|------------------------|
 | request schema (Powertools, pydantic)         | 422    | validation_error       |
 | MissingEvidence                               | 422    | missing_evidence       |
+| LogFormatError (a log in no known format)     | 422    | unrecognised_log       |
 | InvalidInput (BadCursor), PriceListItemError  | 422    | validation_error       |
 | DomainError (anything else of the domain)     | 422    | domain_error           |
 | NotFound, no such route                       | 404    | not_found              |
@@ -15,7 +16,8 @@ fields}); nothing a client sends yields a 5xx, and a 5xx never shows a stack tra
 | service still throttling or failing after     |        |                        |
 | botocore's retries                            |        |                        |
 | a body that is not UTF-8 JSON (or base64)     | 400    | bad_request            |
-| a body over 1 MiB                             | 413    | payload_too_large      |
+| a body over 1 MiB (6 MiB: a trial log import), | 413    | payload_too_large      |
+| PayloadTooLarge (log text over its cap)       |        |                        |
 | a POST/PUT/PATCH that is not JSON             | 415    | unsupported_media_type |
 | anything else (a bug: logged with its trace)  | 500    | internal_error         |
 
@@ -40,9 +42,11 @@ from trncost.errors import (
     DomainError,
     InvalidInput,
     LivePricesOff,
+    LogFormatError,
     MissingEvidence,
     NoPrices,
     NotFound,
+    PayloadTooLarge,
     PriceListItemError,
     TrncostError,
     Unavailable,
@@ -53,6 +57,7 @@ log = logging.getLogger(__name__)
 # The domain's errors: (status, error code). The most specific class that matches wins.
 STATUS: dict[type[TrncostError], tuple[int, str]] = {
     MissingEvidence: (422, "missing_evidence"),
+    LogFormatError: (422, "unrecognised_log"),
     InvalidInput: (422, "validation_error"),
     PriceListItemError: (422, "validation_error"),
     DomainError: (422, "domain_error"),
@@ -61,6 +66,7 @@ STATUS: dict[type[TrncostError], tuple[int, str]] = {
     NoPrices: (409, "no_price_snapshot"),
     LivePricesOff: (409, "live_prices_off"),
     Unavailable: (503, "upstream_unavailable"),
+    PayloadTooLarge: (413, "payload_too_large"),
 }
 UPSTREAM_MESSAGE = "an AWS service trncost depends on is throttling or failing; retry later"
 

@@ -10,7 +10,18 @@ from typing import Any, Generic, TypeVar
 from pydantic import ConfigDict, Field
 
 from trncost.api.bodies import ErrorBody, Health, Schema
-from trncost.model import Assumptions, Candidate, Estimate, SnapshotDiff, TrialRun, Workload
+from trncost.model import (
+    Assumptions,
+    Candidate,
+    Estimate,
+    Phase,
+    SnapshotDiff,
+    TimingScope,
+    TrialRun,
+    TrialStatus,
+    Workload,
+)
+from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
 from trncost.model.analysis import Credits
 from trncost.model.price import PriceSnapshot, Rejection
 
@@ -104,6 +115,63 @@ class TrialView(Schema):
     )
 
 
+class LogFile(Schema):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str = Field(default="log", min_length=1, max_length=256, description="file name")
+    text: str = Field(description="the log's text (training stdout, trainer_state.json, ...)")
+
+
+class TrialLogImport(Schema):
+    """A trial's own training logs, and what they cannot say about it."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    files: list[LogFile] = Field(min_length=1, max_length=10)
+    phase: Phase
+    instance_type: InstanceType
+    instance_count: int = Field(ge=1, le=100_000)
+    region: Region = Field(default="us-east-1", description="where the trial ran")
+    format: str = Field(default="auto", description="auto, or one log format's name")
+    trial_id: Identifier | None = Field(
+        default=None, description="omitted: derived from the logs (the same logs, the same id)"
+    )
+    status: TrialStatus | None = Field(
+        default=None, description="omitted: completed if the log shows training end, ..."
+    )
+    global_batch_size: PositiveFloat | None = Field(
+        default=None, description="samples per optimizer step, when the log does not say"
+    )
+    seq_length: PositiveFloat | None = Field(
+        default=None, description="tokens per sample, when the log does not say"
+    )
+    code_version: str | None = Field(default=None, max_length=256)
+    dataset_id: str | None = Field(default=None, max_length=256)
+    timing_scope: TimingScope | None = None
+    dry_run: bool = Field(default=False, description="build the record, do not write it")
+
+
+class LogFileView(Schema):
+    file: str
+    format: str | None = Field(description="the training format detected (null: none)")
+    confidence: float
+    lines: int
+    matched_lines: int
+    companions: dict[str, int] = Field(description="companion formats read beside it → lines")
+    other_format_lines: dict[str, int] = Field(
+        description="lines of other formats in the file: counted, not read"
+    )
+
+
+class TrialLogImportView(Schema):
+    trial: TrialRun
+    recorded: bool = Field(description="false: a dry run, or these logs were already recorded")
+    files: list[LogFileView]
+    measured: list[str] = Field(description="figures the logs measured (see trial.provenance)")
+    not_measured: list[str]
+    excluded: list[str] = Field(description="why the trial cannot count (impossible numbers)")
+
+
 class WorkloadView(Schema):
     workload: Workload
     created_by: str | None = Field(
@@ -174,6 +242,10 @@ __all__ = [
     "SnapshotRequest",
     "SnapshotSummaryView",
     "SnapshotTaken",
+    "LogFile",
+    "LogFileView",
+    "TrialLogImport",
+    "TrialLogImportView",
     "TrialView",
     "Versions",
     "WorkloadView",

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from trncost.api.context import Cursor, Id, Limit, caller, router, services
-from trncost.api.schemas import Page, RejectedIngestView, TrialView, WorkloadView
+from trncost.api.schemas import (
+    LogFileView,
+    Page,
+    RejectedIngestView,
+    TrialLogImport,
+    TrialLogImportView,
+    TrialView,
+    WorkloadView,
+)
 from trncost.model import TrialRun, Workload
+from trncost.services.trial_logs import TrialFacts
 
 routes = router()
 
@@ -35,6 +44,44 @@ def import_trial(workload_id: Id, trial: TrialRun) -> tuple[TrialView, int]:
     by = caller(routes)
     imported = services().trials.import_trial(workload_id, trial, by)
     return TrialView(trial=imported, recorded_by=by), 201
+
+
+@routes.post(
+    "/workloads/<workload_id>/trials/import",
+    tags=["trials"],
+    responses={
+        201: {"description": "recorded"},
+        413: {"description": "more log text than the import takes"},
+        422: {"description": "a log in no format trncost reads (each format tried, and why)"},
+    },
+)
+def import_trial_logs(workload_id: Id, body: TrialLogImport) -> tuple[TrialLogImportView, int]:
+    facts = TrialFacts(
+        phase=body.phase,
+        instance_type=body.instance_type,
+        instance_count=body.instance_count,
+        region=body.region,
+        trial_id=body.trial_id,
+        status=body.status,
+        code_version=body.code_version,
+        dataset_id=body.dataset_id,
+        timing_scope=body.timing_scope,
+        global_batch_size=body.global_batch_size,
+        seq_length=body.seq_length,
+        format=body.format,
+    )
+    done = services().log_imports.import_text(
+        workload_id, [(f.name, f.text) for f in body.files], facts, dry_run=body.dry_run
+    )
+    view = TrialLogImportView(
+        trial=done.trial,
+        recorded=done.recorded,
+        files=[LogFileView.model_validate(f, from_attributes=True) for f in done.files],
+        measured=done.measured,
+        not_measured=done.not_measured,
+        excluded=done.excluded,
+    )
+    return view, 201 if done.recorded else 200
 
 
 @routes.get("/workloads/<workload_id>/trials", tags=["trials"])

@@ -7,6 +7,7 @@ client, the metric readers, the launchers, the bus), and raise `trncost.errors`.
     snapshots     take a price snapshot (live or from a saved file), read and diff them
     ingest        a finished job's event → one trial record (+ the collector on AWS)
     trials        workloads and their trial records
+    trial_logs    a trial imported from its own training logs (API and CLI)
     comparisons   several candidates on one workload: ranked, ranged, decided
     trial_plans   submit a trial plan (Step Functions) and read it back
     trial_steps   what each Task state of a trial plan's execution does
