@@ -9,6 +9,7 @@ import sys
 
 from rich.console import Console
 
+from trncost.cli import trial_import
 from trncost.cli.output import SubParsers, fail
 from trncost.client import TrncostClient
 from trncost.errors import ClientError
@@ -120,3 +121,4 @@ def add_commands(sub: SubParsers) -> None:
     run.add_argument("--wait", type=float, default=60, help="seconds to wait for the record")
     run.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD …")
     run.set_defaults(handler=cmd_trial_run)
+    trial_import.add_commands(trial_sub)
