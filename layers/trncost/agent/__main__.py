@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from trncost.agent.core import AgentConfig, TrialAgent, warn
-from trncost.agent.monitors import NVIDIA_SMI_COMMAND, parse_neuron_report, parse_nvidia_smi
+from trncost.agent.monitors import NVIDIA_SMI_COMMAND, ReportReader, parse_nvidia_smi
 from trncost.agent.protocol import parse_line
 from trncost.agent.publish import DEFAULT_BUFFER, Publisher
 from trncost.errors import ProtocolError
@@ -88,10 +88,11 @@ def _neuron(command: str, agent: TrialAgent, stop: threading.Event) -> subproces
 
     def read() -> None:
         assert proc.stdout is not None
+        reports = ReportReader()  # one report per line, or pretty-printed over many
         for line in iter(proc.stdout.readline, ""):
             if stop.is_set():
                 break
-            reading = parse_neuron_report(line)
+            reading = reports.feed(line)
             if reading is not None:
                 agent.accelerator(reading, "neuron")
 

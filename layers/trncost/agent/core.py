@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trncost import __version__
-from trncost.agent.monitors import Reading
+from trncost.agent.monitors import Reading, cross_check
 from trncost.agent.protocol import Event
 from trncost.agent.publish import Publisher
 from trncost.metrics import names as n
@@ -131,6 +131,7 @@ class TrialAgent:
         self.started_at: datetime | None = None
         self.ended_at: datetime | None = None
         self.errors: list[str] = []
+        self.notes: list[str] = []  # for the record (the completion event carries them)
         self.unsupported_ops: list[str] = []
         self.totals: dict[str, float] = {}
         self.eval_results: dict[str, float] = {}
@@ -278,6 +279,9 @@ class TrialAgent:
 
     def accelerator(self, reading: Reading, kind: str) -> None:
         source = n.AGENT_NEURON if kind == "neuron" else n.AGENT_GPU
+        if reading.hardware is not None and not self.notes:
+            # neuron-monitor's instance facts, once: a mismatch becomes a note on the record
+            self.notes.extend(cross_check(reading.hardware, self.config.instance_type))
         if reading.utilization_pct is not None:
             self._datum(source.utilization, reading.utilization_pct)
         if reading.memory_bytes is not None and source.memory is not None:
@@ -363,6 +367,7 @@ class TrialAgent:
             "tags": tags,
             "errors": self.errors[-10:],
             "unsupported_ops": sorted(set(self.unsupported_ops)),
+            "notes": self.notes[:10],
         }
 
 

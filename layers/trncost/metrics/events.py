@@ -170,6 +170,8 @@ def _context(
     instance_count: int | None,
     started_at: datetime | None,
     ended_at: datetime | None,
+    log_stream: str | None = None,
+    notes: tuple[str, ...] = (),
 ) -> JobContext:
     try:
         fields = read_tags(tags, job_id, source)
@@ -188,6 +190,8 @@ def _context(
         instance_count=instance_count,
         started_at=started_at,
         ended_at=ended_at,
+        log_stream=log_stream,
+        notes=notes,
         **fields,
     )
 
@@ -259,7 +263,30 @@ def _batch(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
         instance_count=_count(tags.get(INSTANCE_COUNT_TAG), INSTANCE_COUNT_TAG) or 1,
         started_at=_time(d.get("startedAt"), "startedAt"),
         ended_at=_time(d.get("stoppedAt"), "stoppedAt"),
+        log_stream=_batch_stream(d),
     )
+
+
+def _batch_stream(d: dict[str, Any]) -> str | None:
+    """The job's CloudWatch Logs stream: container.logStreamName (DescribeJobs' field, which
+    the event carries), else the last attempt's."""
+    container = d.get("container") if isinstance(d.get("container"), dict) else {}
+    stream = container.get("logStreamName")
+    attempts = d.get("attempts") if isinstance(d.get("attempts"), list) else []
+    for attempt in reversed(attempts):
+        if stream:
+            break
+        if isinstance(attempt, dict) and isinstance(attempt.get("container"), dict):
+            stream = attempt["container"].get("logStreamName")
+    return str(stream) if stream else None
+
+
+def _notes(value: Any) -> tuple[str, ...]:
+    """The agent's notes for the record (neuron-monitor's instance facts): strings only, at most
+    ten of 500 characters; anything else is no notes, never a failure."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(x[:500] for x in value[:10] if isinstance(x, str))
 
 
 def _agent(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
@@ -289,4 +316,5 @@ def _agent(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
         or 1,
         started_at=_time(d.get("started_at"), "started_at"),
         ended_at=_time(d.get("ended_at"), "ended_at"),
+        notes=_notes(d.get("notes")),
     )

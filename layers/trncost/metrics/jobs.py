@@ -93,6 +93,7 @@ class JobContext:
     started_at: datetime | None
     ended_at: datetime | None
     log_stream: str | None = None  # the job's CloudWatch Logs stream, when its event names it
+    notes: tuple[str, ...] = ()  # what the job itself reported for the record (the agent)
 
     @property
     def dedup_key(self) -> str:

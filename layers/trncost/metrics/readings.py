@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from trncost.metrics.cloudwatch import Series
 
 Point = tuple[datetime, float]
+# Series whose values may be negative (a loss, an evaluation result); every other key is a
+# count, a duration, a rate, bytes or a percentage.
+SIGNED_KEYS = frozenset({n.TRAINING_LOSS.key, n.EVAL_METRIC.key})
 
 
 @dataclass
@@ -40,6 +43,7 @@ class SeriesReader:
         self.window = window
         self.notes = notes
         self._warned: set[str] = set()
+        self._excluded: set[str] = set()
 
     def period(self, key: str) -> int:
         s = self.series.get(key)
@@ -64,7 +68,26 @@ class SeriesReader:
             for t, v in s.points()
             if (after is None or t > after) and (w.hi is None or t < w.hi)
         ]
-        return pts or None
+        return self._admissible(key, pts) or None
+
+    def _admissible(self, key: str, pts: list[Point]) -> list[Point]:
+        """Datapoints that can be measurements: a NaN or ±inf (a loss aside: a non-finite loss
+        is what divergence looks like) or a negative count, duration or rate is left out, with
+        a note (once per key), never an exception."""
+        signed = key in SIGNED_KEYS
+        keep = [
+            (t, v)
+            for t, v in pts
+            if (math.isfinite(v) or key == n.TRAINING_LOSS.key) and (signed or not v < 0)
+        ]
+        dropped = len(pts) - len(keep)
+        if dropped and key not in self._excluded:
+            self._excluded.add(key)
+            self.notes.append(
+                f"{key}: {dropped} datapoint(s) NaN, infinite or negative excluded "
+                "(not a measurement)"
+            )
+        return keep
 
     def total(self, key: str) -> float | None:
         pts = self.points(key)

@@ -177,7 +177,7 @@ def build_trial_record(
 ) -> TrialRecord:
     """The trial record of a finished job, and notes on everything that was not measured.
     The quantities are read in this order (a note's place in the list follows it)."""
-    notes: list[str] = []
+    notes: list[str] = list(ctx.notes)
     if ctx.workload_id != workload.workload_id:
         raise RecordError(f"job {ctx.job_id} is for {ctx.workload_id}, not {workload.workload_id}")
     status = _status(ctx, facts, notes)

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trncost import aws
+from trncost.errors import UnusableEvent
 
 PHASES: dict[str, str] = {
     "Pending": "starting",
@@ -42,6 +43,9 @@ PHASES: dict[str, str] = {
     "Restarting": "restarting",
     "Stopping": "stopping",
 }
+# DescribeTrainingJob's answers for a job that does not exist (SageMaker says
+# ValidationException "Requested resource not found"; ResourceNotFound in other services)
+MISSING_JOB_CODES = frozenset({"ResourceNotFound", "ResourceNotFoundException", "ValidationException"})
 RESTART_STATUSES = frozenset(s for s, p in PHASES.items() if p == "restarting")
 
 # AWS Deep Learning Container image names: <framework>-training[-neuronx]:<version>-<device>-
@@ -221,5 +225,18 @@ class TrainingJobReader:
         return self._client
 
     def describe(self, job_name: str) -> TrainingJobFacts:
+        """The job's facts. A job SageMaker does not know is an UnusableEvent (a rejected
+        ingest with the reason); throttling and 5xx raise (retried, then the DLQ)."""
         self.calls += 1
-        return facts_from_description(self.client.describe_training_job(TrainingJobName=job_name))
+        try:
+            found = self.client.describe_training_job(TrainingJobName=job_name)
+        except Exception as exc:
+            code = aws.error_code(exc)
+            if code in MISSING_JOB_CODES and not aws.unavailable(exc):
+                message = getattr(exc, "response", {}).get("Error", {}).get("Message", "")
+                raise UnusableEvent(
+                    f"SageMaker training job {job_name} does not exist in {self.region} "
+                    f"({code}: {message})"
+                ) from None
+            raise
+        return facts_from_description(found)
