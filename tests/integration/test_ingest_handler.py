@@ -195,6 +195,19 @@ def test_a_poisoned_message_reaches_the_dlq_while_the_rest_succeeds(deployed, mo
     assert IngestStore(d["table"]).rejected() == []
 
 
+def test_a_sagemaker_job_that_does_not_exist_is_a_rejected_ingest_not_retried(deployed):
+    d = deployed
+    # moto does not know the job: DescribeTrainingJob answers ValidationException
+    put_event(d["events"], load_event("sagemaker_training_job_completed"), "default")
+    delivered = d["ingest"].drain()
+    assert delivered.processed == 1 and delivered.failed == 0
+    (rejected,) = IngestStore(d["table"]).rejected()
+    assert "llama31-8b-trn2-baseline-01 does not exist" in rejected.reason
+    assert "ValidationException" in rejected.reason
+    dead = d["sqs"].receive_message(QueueUrl=d["ingest_dlq"], MaxNumberOfMessages=10)
+    assert dead.get("Messages", []) == []
+
+
 def test_a_message_that_is_not_json_is_rejected_not_retried(deployed):
     d = deployed
     queue = d["ingest"].queue_url

@@ -53,7 +53,18 @@ NEURON_REPORT = {
                     }
                 },
                 "memory_used": {"neuron_runtime_used_bytes": {"host": 5, "neuron_device": 1024}},
-                "execution_stats": {"error_summary": {"generic": 1, "numerical": 0, "hardware": 2}},
+                "execution_stats": {
+                    # issue 15: error_summary.generic is not a count of failed executions
+                    "error_summary": {"generic": 23654, "numerical": 0, "hardware": 0},
+                    "execution_summary": {
+                        "completed": 120,
+                        "completed_with_err": 1,
+                        "completed_with_num_err": 0,
+                        "timed_out": 2,
+                        "incorrect_input": 0,
+                        "failed_to_queue": 0,
+                    },
+                },
             },
         }
     ]

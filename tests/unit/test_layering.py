@@ -92,6 +92,7 @@ ENVIRONMENT_EXCEPTIONS = {
     "settings.py": None,  # reads every variable: the point of it
     "local/runtime.py": {"os.environ.update"},  # sets the in-process handlers' environment
     "cli/remote.py": {"os.environ.get"},  # the --url flag's default ($TRNCOST_URL)
+    "cli/trial_import.py": {"os.environ.get"},  # the same --url flag's default
     "cli/trial.py": {"os.environ"},  # the environment of the training command it starts
 }
 

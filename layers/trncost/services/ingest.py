@@ -11,7 +11,12 @@ or data raises is rejected with its reason: a retry would fail the same way.
 The collector the ingest uses on AWS (`AwsCollector`) turns SageMaker job facts + CloudWatch
 series into the trial record: Batch and agent jobs are read from CloudWatch only (the agent
 publishes under the trial id); SageMaker jobs add DescribeTrainingJob (billable seconds,
-status transitions).
+status transitions). A SageMaker or Batch job whose agent published no work or throughput
+(it ran without the agent) has its own CloudWatch Logs read and parsed by format
+(`metrics.joblogs`): their series fill the keys the agent left empty. Every figure of the
+record says where it came from (`TrialRun.provenance`: agent metrics, a log stream's format
+and lines, or the job's description). A SageMaker job that does not exist is a rejected
+ingest; throttling and 5xx are retried (botocore), then the queue, then the DLQ.
 """
 
 from __future__ import annotations
@@ -28,13 +33,16 @@ from trncost import aws, safejson
 from trncost.bus import EventPublisher
 from trncost.errors import Busy, PublishFailed, RecordError, Unavailable, UnusableEvent
 from trncost.events import DetailType
-from trncost.metrics.cloudwatch import MetricsReader
+from trncost.metrics import names as n
+from trncost.metrics.cloudwatch import MetricsReader, Series
+from trncost.metrics.figures import figure_provenance
+from trncost.metrics.joblogs import JobLogsReader
 from trncost.metrics.events import parse_job_event
 from trncost.metrics.jobs import JobContext, JobSource
 from trncost.metrics.names import AGENT_NAMESPACE, TRIAL_DIMENSION, trial_queries
 from trncost.metrics.record import build_trial_record
 from trncost.metrics.sagemaker import TrainingJobFacts, TrainingJobReader
-from trncost.model import Candidate, TrialRun, Workload
+from trncost.model import Candidate, MeasuredIn, TrialRun, Workload, WorkUnit
 from trncost.store.ingest import Claim, IngestStore, RejectedIngest
 from trncost.store.records import RecordStore
 
@@ -211,15 +219,50 @@ class IngestService:
 
 
 # -- the collector on AWS ---------------------------------------------------------------------
+# The keys whose series make work and throughput: without any of them, the agent did not run.
+WORK_KEYS = (
+    *(n.WORK_DONE[u].key for u in WorkUnit),
+    n.TOKENS_PER_SECOND.key,
+    n.SAMPLES_PER_SECOND.key,
+    n.STEP_TIME.key,
+)
+
+
+def _has_points(series: Series | None) -> bool:
+    return series is not None and bool(series.values)
+
+
+def agent_sources(series: dict[str, Series]) -> dict[str, list[MeasuredIn]]:
+    """Where each agent (or AWS) metric series came from: its namespace and metric name."""
+    out: dict[str, list[MeasuredIn]] = {}
+    for key, s in series.items():
+        if not _has_points(s):
+            continue
+        query = s.query
+        members = getattr(query, "members", None)
+        metric_query = members[0] if members else query
+        out[key] = [
+            MeasuredIn(
+                source="agent_metrics",
+                file=f"CloudWatch {getattr(metric_query, 'namespace', n.AGENT_NAMESPACE)}",
+                format=getattr(metric_query, "metric", key),
+            )
+        ]
+    return out
+
+
 class AwsCollector:
     def __init__(
         self,
         metrics: Callable[[str], MetricsReader] = MetricsReader,
         sagemaker: Callable[[str], TrainingJobReader] = TrainingJobReader,
+        job_logs: Callable[[str], JobLogsReader] = JobLogsReader,
     ) -> None:
         self.metrics = metrics
         self.sagemaker = sagemaker
+        self.job_logs = job_logs
         self.calls = 0  # CloudWatch calls of the last collect (for the ingest metrics)
+        self.log_calls = 0  # CloudWatch Logs calls of the last collect
 
     def collect(self, ctx: JobContext, workload: Workload) -> tuple[TrialRun, list[str]]:
         facts: TrainingJobFacts | None = None
@@ -241,8 +284,65 @@ class AwsCollector:
         series = reader.read(queries, *window)
         custom = reader.count_metrics(AGENT_NAMESPACE, {TRIAL_DIMENSION: ctx.trial_id})
         self.calls = reader.calls
+        sources = agent_sources(series)
+        pre: list[str] = []
+        if ctx.source != JobSource.agent and not any(_has_points(series.get(k)) for k in WORK_KEYS):
+            series, log_sources_ = self._from_logs(ctx, workload, window, series, pre)
+            sources.update(log_sources_)
         try:
             record = build_trial_record(ctx, workload, series, facts, custom_metrics=custom)
         except RecordError as exc:
             raise UnusableEvent(str(exc)) from None
-        return record.trial, record.notes
+        job = MeasuredIn(
+            source="training_job" if facts else "job_event",
+            file=f"{ctx.source} job {ctx.job_id}",
+            format="SecondaryStatusTransitions" if facts else "start and end times",
+        )
+        billing = [MeasuredIn(source="training_job", file=f"sagemaker job {ctx.job_id}",
+                              format="BillableTimeInSeconds × InstanceCount")]  # fmt: skip
+        provenance = figure_provenance(record.trial, sources, clock=[job], billing=billing)
+        notes = [*pre, *record.notes]
+        trial = record.trial.model_copy(update={"provenance": provenance, "notes": notes})
+        return trial, notes
+
+    def _from_logs(
+        self,
+        ctx: JobContext,
+        workload: Workload,
+        window: tuple[datetime, datetime],
+        series: dict[str, Series],
+        notes: list[str],
+    ) -> tuple[dict[str, Series], dict[str, list[MeasuredIn]]]:
+        """The job's own logs, for a job the agent did not measure: series for the keys the
+        agent left empty, and where each was read."""
+        from trncost.metrics.logs.timeline import Timeline
+        from trncost.metrics.logs.trial import log_sources
+
+        logs_reader = self.job_logs(ctx.region)
+        timeline = Timeline()
+        found = logs_reader.read(ctx, window, timeline)
+        self.log_calls = logs_reader.calls
+        notes.extend(found.notes)
+        read = [r for r in found.results if r.format]
+        if not read:
+            notes.append(
+                "no agent metrics and no training log format in the job's CloudWatch Logs "
+                f"({', '.join(found.streams) or 'no stream'}): work not measured"
+            )
+            return series, {}
+        for r in read:
+            notes.append(
+                f"no agent metrics: read the job's log {r.file} as {r.format} "
+                f"({r.matched_lines} of {r.lines} lines)"
+            )
+        notes.extend(timeline.notes + timeline.reject_notes())
+        merged = dict(series)
+        from_logs = timeline.series(workload.quality_gate.metric)
+        for key, s in from_logs.items():
+            if not _has_points(merged.get(key)):
+                merged[key] = s
+        where = {k: v for k, v in log_sources(timeline).items() if k in from_logs}
+        gate = f"eval:{workload.quality_gate.metric}"
+        if gate in timeline.evals:
+            where[n.EVAL_METRIC.key] = log_sources(timeline)[gate]
+        return merged, where
