@@ -2,7 +2,8 @@
 
 default bus: aws.sagemaker, aws.batch job state changes ─┐
 project bus: trncost.agent "Trial Run Completed" ────────┴─rules─► ingest queue ─► ingest Lambda
-    ingest Lambda ──DescribeTrainingJob, GetMetricData──► trial record (table) ─► "Trial Recorded"
+    ingest Lambda ──DescribeTrainingJob, GetMetricData (GetLogEvents without the agent)──►
+        trial record (table) ─► "Trial Recorded"
 project bus: "Trial Recorded" | "Price Snapshot Taken" ─rules─► refresh queue ─► refresh Lambda
     refresh Lambda ──► new estimate versions (table)
 
@@ -36,6 +37,7 @@ from stacks.lambda_factory import TrncostFunction, dead_letter_queue
 from stacks.permissions import grant, grant_put_events, grant_table, regional_arn
 from trncost.events import DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
+from trncost.metrics.joblogs import LOG_GROUPS
 from trncost.services.ingest import LEASE_S
 from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 
@@ -70,6 +72,11 @@ TABLE_ACTIONS = [
 # agent's metrics of a trial): neither supports resource-level permissions, so Resource "*".
 METRICS_ACTIONS = ["cloudwatch:GetMetricData", "cloudwatch:ListMetrics"]
 TRAINING_JOB_ACTIONS = ["sagemaker:DescribeTrainingJob"]
+# A job that ran without the agent: its own logs (metrics/joblogs.py), in exactly the two log
+# groups SageMaker and Batch write to. DescribeJobs (the stream's name when the event lacks it)
+# supports no resource-level permissions: Resource "*".
+JOB_LOG_ACTIONS = ["logs:DescribeLogStreams", "logs:GetLogEvents"]
+BATCH_JOB_ACTIONS = ["batch:DescribeJobs"]
 
 # Rules: (construct id, pattern, on the project bus?). SageMaker and Batch send their state
 # changes to the account's default bus only; trncost's own events go to the project bus.
@@ -175,6 +182,18 @@ class WorkQueue(Construct):
         return rule
 
 
+def log_group_arn(scope: Construct, group: str) -> str:
+    """arn:<partition>:logs:<region>:<account>:log-group:<group>:* (its streams' events too)."""
+    return cdk.Stack.of(scope).format_arn(
+        service="logs",
+        resource="log-group",
+        resource_name=f"{group}:*",
+        region=cdk.Aws.REGION,
+        account=cdk.Aws.ACCOUNT_ID,
+        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+    )
+
+
 def _consume(function: TrncostFunction, queue: sqs.IQueue, max_concurrency: int) -> None:
     """`function` takes batches from `queue`, reporting failures per record, with at most
     `max_concurrency` invocations at once (the stage's concurrency.sqs_maximum)."""
@@ -246,6 +265,8 @@ class TrialIngest(Construct):
         grant_table(role, table, TABLE_ACTIONS)
         grant(role, METRICS_ACTIONS, ["*"])
         grant(role, TRAINING_JOB_ACTIONS, [regional_arn(self, "sagemaker", "training-job")])
+        grant(role, JOB_LOG_ACTIONS, [log_group_arn(self, group) for group in LOG_GROUPS])
+        grant(role, BATCH_JOB_ACTIONS, ["*"])
         grant_put_events(role, bus)
         _consume(self.ingest, self.work.queue, config.concurrency.sqs_maximum.ingest)
 

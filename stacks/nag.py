@@ -66,9 +66,22 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
         "Resource '*' is the only one these actions accept (no resource-level permissions in the"
         " Service Authorization Reference; CloudWatch metrics have no ARNs):"
         " cloudwatch:GetMetricData (read the trial's agent, Neuron and GPU metrics) and"
-        " cloudwatch:ListMetrics (count the agent's metrics of a trial), both read-only, and the"
+        " cloudwatch:ListMetrics (count the agent's metrics of a trial), batch:DescribeJobs (the"
+        " log stream of a Batch job that ran without the agent), all read-only, and the"
         " X-Ray xray:PutTraceSegments, xray:PutTelemetryRecords that active tracing adds. Every"
         " other statement is scoped; tests/infra pins the exact set of actions on '*'.",
+    ),
+    *(
+        (
+            "TrncostIngest/TrialIngest/Ingest/Role/DefaultPolicy",
+            "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:"
+            f"<AWS::AccountId>:log-group:{group}:*]",
+            f"logs:DescribeLogStreams and logs:GetLogEvents (read-only) in {group}, the log group"
+            " the training jobs write to, for a job that ran without the trncost agent: its"
+            " streams are named at run time by the job, so the ':*' covers this group's streams"
+            " only. No other log group is readable.",
+        )
+        for group in ("/aws/sagemaker/TrainingJobs", "/aws/batch/job")
     ),
     (
         "TrncostIngest/TrialIngest/Ingest/Role/DefaultPolicy",

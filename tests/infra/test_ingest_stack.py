@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from stacks.ingest import (
+    BATCH_JOB_ACTIONS,
     BATCH_SIZE,
     INGEST_TIMEOUT,
+    JOB_LOG_ACTIONS,
     MAX_BATCHING_WINDOW,
     REFRESH_TIMEOUT,
     event_pattern,
@@ -55,6 +57,23 @@ CONSUME_ACTIONS = {
 }
 ASYNC_DLQ_ACTIONS = {"sqs:SendMessage"}  # the house function's own async-invoke DLQ
 METRICS_ACTIONS = {"cloudwatch:GetMetricData", "cloudwatch:ListMetrics"}
+JOB_LOG_GROUP_ARNS = [
+    {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":logs:",
+                {"Ref": "AWS::Region"},
+                ":",
+                {"Ref": "AWS::AccountId"},
+                f":log-group:{group}:*",
+            ],
+        ]
+    }
+    for group in ("/aws/sagemaker/TrainingJobs", "/aws/batch/job")
+]
 TRAINING_JOB_ARN = {
     "Fn::Join": [
         "",
@@ -405,6 +424,8 @@ def test_ingest_role_has_exactly_the_needed_actions(
         TABLE_ACTIONS
         | METRICS_ACTIONS
         | {"sagemaker:DescribeTrainingJob", "events:PutEvents"}
+        | set(JOB_LOG_ACTIONS)
+        | set(BATCH_JOB_ACTIONS)
         | CONSUME_ACTIONS
         | ASYNC_DLQ_ACTIONS
         | LOG_ACTIONS
@@ -413,13 +434,17 @@ def test_ingest_role_has_exactly_the_needed_actions(
     assert not any("*" in action for action in by_action)
     # Resource "*" only for the CloudWatch reads (no resource-level permissions) and X-Ray
     on_star = {a for s in statements if "*" in _listed(s["Resource"]) for a in _listed(s["Action"])}
-    assert on_star == METRICS_ACTIONS | XRAY_ACTIONS
+    assert on_star == METRICS_ACTIONS | XRAY_ACTIONS | set(BATCH_JOB_ACTIONS)
     for statement in statements:
         assert (
             statement["Resource"] == "*"
             or statement["Resource"] == TRAINING_JOB_ARN
+            or statement["Resource"] == JOB_LOG_GROUP_ARNS
             or ("*" not in json.dumps(statement["Resource"]))
         )
+    # The job's own logs: exactly the SageMaker and Batch log groups (their streams)
+    for action in JOB_LOG_ACTIONS:
+        assert by_action[action] == JOB_LOG_GROUP_ARNS
     # DescribeTrainingJob: this account's and region's training jobs
     assert by_action["sagemaker:DescribeTrainingJob"] == [TRAINING_JOB_ARN]
     # PutEvents: the trncost bus only
@@ -452,7 +477,7 @@ def test_refresh_role_reads_and_writes_the_table_and_nothing_more(
 
 def test_ingest_acknowledgements_each_suppress_a_finding_in_the_ingest_stack(synthesized) -> None:
     ours = [(p, rule, reason) for p, rule, reason in CONSTRUCT_ACKNOWLEDGEMENTS if "Ingest" in p]
-    assert len(ours) == 4
+    assert len(ours) == 6
     suppressed = [
         (v["acknowledgedId"], v["reason"], c["constructPath"])
         for plugin in synthesized.validation_report["pluginReports"]

@@ -1,0 +1,196 @@
+"""Every log format on its real published lines (tests/events/logs, sources in its README),
+and on truncated and corrupted copies: the figures each yields, the lines they came from, and
+what stays not measured."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from factories import workload
+from trncost.errors import LogFormatError
+from trncost.metrics.logs import FORMAT_NAMES, FORMATS
+from trncost.metrics.logs.scan import Reader
+from trncost.metrics.logs.timeline import Timeline
+from trncost.metrics.logs.trial import trial_from_logs
+from trncost.model import Phase, TrialStatus
+
+LOGS = Path(__file__).resolve().parents[1] / "events" / "logs"
+WHEN = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def read(*names: str, data: dict[str, bytes] | None = None, **timeline):
+    tl = Timeline(**timeline)
+    reader = Reader(tl, FORMATS)
+    results = []
+    for name in names:
+        raw = data[name] if data and name in data else (LOGS / name).read_bytes()
+        results.append(reader.read_bytes(name, raw))
+    return tl, results
+
+
+def record(tl, results, status=TrialStatus.completed, **wl):
+    return trial_from_logs(
+        tl, results, workload(**wl), trial_id="t-log", phase=Phase.baseline,
+        instance_type="trn2.48xlarge", instance_count=1, region="us-east-1",
+        imported_at=WHEN, status=status,
+    )  # fmt: skip
+
+
+# (file, format, lines matched, work unit, work done) on the real published lines
+REAL = [
+    ("nxdt_llama3_8b_pretrain.log", "nemo", 6, "samples", 256.0),
+    ("nxdt_llama3_8b_dpo.log", "nemo", 6, "samples", 64.0),
+    ("nemo2_bionemo_esm2.log", "nemo", 6, "samples", 5.0),
+    ("megatron_mixtral_h100.log", "megatron", 3, "samples", 256.0),
+    ("megatron_llm_epfl.log", "megatron", 4, "samples", 3072.0),
+    ("neuron_bert_tutorial.log", "neuron_log", 8, "steps", 7.0),
+    ("neuron_bert_tutorial_phase2.log", "neuron_log", 7, "steps", 6.0),
+    ("nxd_llama_tp_pp_constructed.log", "nxd_examples", 5, "steps", 5.0),
+    ("hf_trainer_tf_glue.log", "hf_trainer", 3, "samples", 640.0),
+    ("trainer_state_t5_summarization.json", "hf_trainer_state", 8, "steps", 215337.0),
+    ("lightning_progress.log", "lightning", 10, "steps", 5.0),
+]
+
+
+@pytest.mark.parametrize(("name", "fmt", "matched", "unit", "done"), REAL)
+def test_each_format_reads_its_real_lines(name, fmt, matched, unit, done) -> None:
+    tl, (result,) = read(name)
+    assert (result.format, result.matched_lines, result.confidence) == (fmt, matched, 1.0)
+    got = record(tl, [result], tokens_per_sample=None)
+    assert (got.trial.work.unit, got.trial.work.done) == (unit, done)
+    where = got.trial.provenance["work.done"].measured_in
+    assert {(w.source, w.file, w.format) for w in where} == {("log", name, fmt)}
+    assert all(1 <= r.first <= r.last <= max(result.lines, 1) for w in where for r in w.lines)
+    # what the log does not say stays not measured: never 0
+    assert got.trial.wall.warmup_s is None and "wall.warmup_s" in got.not_measured
+
+
+def test_megatron_samples_per_second_is_the_global_batch_over_the_iteration_time() -> None:
+    tl, results = read("megatron_mixtral_h100.log", seq_length=4096)
+    series = tl.series()
+    (sps,) = series["samples_per_second"].values
+    assert sps == pytest.approx((128 / 5.4707 + 128 / 5.8299) / 2, rel=1e-4)
+    assert series["tokens_done"].values == (256 * 4096,)
+    got = record(tl, results)
+    assert got.trial.work.unit == "tokens" and got.trial.work.done == 256 * 4096
+
+
+def test_the_compile_cache_lines_give_compile_seconds_and_misses() -> None:
+    tl, (first,) = read("neuron_compile_cache_mlp.log")
+    assert first.format is None and first.companions == {"neuron_compile": 8}
+    # two cache misses, timed from "No candidate found" to "Exiting with a successfully
+    # compiled graph": 16:15:00.000947 → 16:18:05.000843 and 16:18:05.000957 → 16:18:12.000912
+    assert tl.compile_misses == 2 and sum(tl.compile_s) == pytest.approx(184.999896 + 6.999955)
+    tl2, (rerun,) = read("neuron_compile_cache_mlp_rerun.log")
+    assert tl2.compile_hits == 2 and tl2.compile_misses == 0
+
+
+def test_a_log_plus_compile_lines_and_a_report_make_one_trial() -> None:
+    tl, results = read(
+        "nxdt_llama3_8b_pretrain.log", "neuron_parallel_compile_results_constructed.json"
+    )
+    got = record(tl, results)
+    assert got.trial.wall.compile_s == pytest.approx(431.8805)
+    assert got.trial.wall.compile_cache_hit is False
+    assert got.trial.reliability.errors == 1  # the report's one failed graph
+    assert results[0].companions == {"neuron_compile": 3}
+
+
+def test_hf_trainer_summary_gives_clock_and_samples() -> None:
+    tl, results = read("hf_trainer_summary.log")
+    got = record(tl, results)
+    assert got.trial.work.done == pytest.approx(15.743 * 54713.1806)
+    assert got.trial.wall.steady_s == pytest.approx(54713.1806)
+    assert any("train_runtime" in n or "runtime" in n for n in got.trial.notes)
+
+
+def test_a_mid_run_excerpt_counts_only_what_is_inside_its_clock() -> None:
+    tl, results = read("megatron_llm_epfl.log")
+    got = record(tl, results)
+    assert any("starts at step 201, mid-run" in n for n in got.trial.notes)
+    # 3 intervals of 1,024 samples; clock = the 3 intervals' step times
+    assert got.trial.work.done == 3 * 1024
+    assert got.trial.wall.steady_s == pytest.approx((139221.4 + 140346.9 + 140197.9) / 1000)
+
+
+def test_status_is_inferred_when_not_given() -> None:
+    tl, results = read("hf_trainer_summary.log")
+    assert record(tl, results, status=None).trial.status == "completed"
+    tl, results = read("megatron_mixtral_h100.log")
+    got = record(tl, results, status=None)
+    assert got.trial.status == "stopped" and not got.trial.usable_for_throughput
+    assert any("does not show the end of training" in n for n in got.trial.notes)
+
+
+# -- truncated and corrupted copies ----------------------------------------------------------
+@pytest.mark.parametrize(("name", "fmt", "matched", "unit", "done"), REAL[:9])
+def test_a_truncated_copy_reads_what_is_left(name, fmt, matched, unit, done) -> None:
+    raw = (LOGS / name).read_bytes()
+    cut = raw[: int(len(raw) * 0.7)]  # cut mid-line
+    tl, (result,) = read(name, data={name: cut})
+    assert result.format == fmt and result.matched_lines <= matched
+    got = record(tl, [result])
+    assert got.trial.work.done <= done * 4096  # never more than the whole log
+
+
+def test_a_corrupted_copy_never_crashes_and_its_impossible_numbers_are_dropped() -> None:
+    raw = (LOGS / "megatron_mixtral_h100.log").read_text()
+    bad = raw.replace("(ms): 5470.7", "(ms): -5470.7").replace("lm loss: 1.798953E+00", "lm loss: nan")
+    noise = "\x00\xff garbage \x1b[31m\n" * 3
+    data = {"m.log": (noise + bad + noise).encode("utf-8", "surrogateescape")}
+    tl, (result,) = read("m.log", data=data)
+    got = record(tl, [result])
+    assert result.format == "megatron"
+    assert any("step time -5.4707 is not a finite, non-negative number" in n for n in got.trial.notes)
+    assert got.trial.status == "diverged"  # a nan loss
+    assert got.trial.quality is None or got.trial.quality.loss_finite is False
+
+
+def test_random_bytes_are_an_unrecognised_log_naming_every_format() -> None:
+    data = {"x.bin": bytes(range(256)) * 50}
+    with pytest.raises(LogFormatError) as caught:
+        read("x.bin", data=data)
+    for name in FORMAT_NAMES:
+        assert any(t.startswith(f"{name}:") for t in caught.value.tried), name
+
+
+def test_mixed_formats_read_the_main_one_and_count_the_rest() -> None:
+    megatron = (LOGS / "megatron_mixtral_h100.log").read_text()
+    hf = (LOGS / "hf_trainer_alpaca.log").read_text().splitlines()[0]
+    tl, (result,) = read("mixed.log", data={"mixed.log": (megatron + hf + "\n" + megatron).encode()})
+    assert result.format == "megatron" and result.other_format_lines == {"hf_trainer": 1}
+    assert result.matched_lines == 6 and result.confidence == pytest.approx(6 / 7, abs=1e-3)
+
+
+def test_a_forced_format_that_matches_nothing_is_refused() -> None:
+    tl = Timeline()
+    with pytest.raises(LogFormatError):
+        Reader(tl, FORMATS, "megatron").read_bytes("a.log", (LOGS / "lightning_progress.log").read_bytes())
+    with pytest.raises(LogFormatError, match="unknown log format"):
+        Reader(tl, FORMATS, "nope")
+
+
+def test_a_restart_is_a_failure_and_redone_steps_are_not_quality_meeting() -> None:
+    lines = [
+        f"step {s} step_time 2.0s throughput 100.0 seq/s step loss 1.0 grad norm 1.0"
+        for s in (1, 2, 3, 4, 3, 4, 5)
+    ]
+    tl, results = read("r.log", data={"r.log": "\n".join(lines).encode()}, global_batch=200)
+    got = record(tl, results)
+    assert got.trial.reliability.failures == 1
+    assert got.trial.work.done == 7 * 200 - 200  # 1..4, then 3..5 again: 6 steps after step 1
+    assert math.isclose(got.trial.work.quality_meeting, 0.0) or got.trial.work.quality_meeting < got.trial.work.done
+
+
+def test_events_carry_the_time_of_their_cloudwatch_event() -> None:
+    lines = (LOGS / "nxd_llama_tp_pp_constructed.log").read_text().splitlines()
+    events = [(1_790_000_000_000 + i * 60_000, line) for i, line in enumerate(lines)]
+    tl = Timeline()
+    result = Reader(tl, FORMATS).read_events("group/stream", events)
+    assert result.format == "nxd_examples" and result.matched_lines == 5
+    assert tl.mode == "timestamps" and tl.window is not None
+    assert (tl.window[1] - tl.window[0]).total_seconds() == 4 * 60
