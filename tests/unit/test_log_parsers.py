@@ -73,7 +73,7 @@ def test_megatron_samples_per_second_is_the_global_batch_over_the_iteration_time
     tl, results = read("megatron_mixtral_h100.log", seq_length=4096)
     series = tl.series()
     (sps,) = series["samples_per_second"].values
-    assert sps == pytest.approx((128 / 5.4707 + 128 / 5.8299) / 2, rel=1e-4)
+    assert sps == pytest.approx((128 / 5.3616 + 128 / 5.4707 + 128 / 5.8299) / 3, rel=1e-4)
     assert series["tokens_done"].values == (256 * 4096,)
     got = record(tl, results)
     assert got.trial.work.unit == "tokens" and got.trial.work.done == 256 * 4096
@@ -131,7 +131,11 @@ def test_status_is_inferred_when_not_given() -> None:
 def test_a_truncated_copy_reads_what_is_left(name, fmt, matched, unit, done) -> None:
     raw = (LOGS / name).read_bytes()
     cut = raw[: int(len(raw) * 0.7)]  # cut mid-line
-    tl, (result,) = read(name, data={name: cut})
+    try:
+        tl, (result,) = read(name, data={name: cut})
+    except LogFormatError as exc:  # all that is left is a banner: nothing to record
+        assert f"{fmt}: " in str(exc) and "no training step" in str(exc)
+        return
     assert result.format == fmt and result.matched_lines <= matched
     got = record(tl, [result])
     assert got.trial.work.done <= done * 4096  # never more than the whole log

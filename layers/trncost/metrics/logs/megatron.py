@@ -65,7 +65,7 @@ class Megatron(LogFormat):
     def parse(self, line: str, number_: int, sink: Sink) -> bool:
         m = _ITERATION.search(line)
         at = iso_time(line, 0, 40)
-        if m is not None:
+        if m is not None and "elapsed time per iteration" in line:
             values = key_values(m.group("kv"), ":", "|")
             ms = first_number(values, "elapsed time per iteration (ms)")
             nan_iterations = first_number(values, "number of nan iterations")

@@ -46,6 +46,14 @@ class Lines:
     def add(self, line: int) -> None:
         self.count += 1
         r = self.ranges
+        if r and line < r[0][0]:  # an earlier line counted late (the first step's work)
+            if line == r[0][0] - 1:
+                r[0][0] = line
+            elif len(r) < MAX_RANGES:
+                r.insert(0, [line, line])
+            else:
+                r[0][0] = line
+            return
         if r and line <= r[-1][1] + 1:
             r[-1][1] = max(r[-1][1], line)
         elif len(r) < MAX_RANGES:
@@ -95,6 +103,7 @@ class Timeline:
         self.max_step: float | None = None
         self.first_step: tuple[float, int] | None = None  # (number, bin)
         self.first_checked = False
+        self.first_line = 0
         self.began_in_log = False  # the first logged step counts from 0
         self.first_step_t: float | None = None
         self.prev_samples: float | None = None
@@ -198,6 +207,7 @@ class Timeline:
         if s.step is not None:
             if self.prev_step is None:
                 self.first_step = (s.step, index)
+                self.first_line = line
                 self.first_step_t = t
             elif not self.first_checked and d_steps:
                 self._check_first(d_steps)
@@ -233,6 +243,8 @@ class Timeline:
                 )
             return
         self.began_in_log = True
+        for key in (n.WORK_DONE[WorkUnit.steps].key, n.WORK_DONE[WorkUnit.samples].key):
+            self._mark(key, self.first_line)
         b = self.bins.setdefault(index, _Bin())
         b.steps += first
         b.q_steps += first
