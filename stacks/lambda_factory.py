@@ -72,6 +72,8 @@ LAYER_LEFT_OUT: tuple[str, ...] = (
     f"{PACKAGE}/cli",  # the `trncost` command
     f"{PACKAGE}/client.py",  # the CLI's HTTP client of the API
     f"{PACKAGE}/services/dead_letters.py",  # dead-letter operations (the CLI's)
+    f"{PACKAGE}/metrics/logs/tensorboard.py",  # TensorBoard event files: the CLI's (its reader,
+    # `tensorboard`, is a CLI dependency in requirements.txt, not a layer one)
 )
 # Paths under LAYERS_DIR that are not shipped. Used both to fingerprint the asset (so its hash
 # changes with the package source and requirements, and not with caches) and to copy it.

@@ -28,7 +28,12 @@ def megatron_lines(start: datetime, count: int, every_s: int = 60) -> list[dict]
         text = line.replace("iteration       71/", f"iteration {i + 1:8d}/").replace(
             "consumed samples:         9088", f"consumed samples: {(i + 1) * 128:12d}"
         )
-        out.append({"timestamp": int((start + timedelta(seconds=i * every_s)).timestamp() * 1000), "message": text})
+        out.append(
+            {
+                "timestamp": int((start + timedelta(seconds=i * every_s)).timestamp() * 1000),
+                "message": text,
+            }
+        )
     return out
 
 
@@ -56,9 +61,13 @@ def test_the_event_names_the_batch_log_stream(aws) -> None:
 def test_a_batch_job_without_the_agent_is_read_from_its_own_logs(batch_job) -> None:
     ctx = batch_job
     collector = AwsCollector()
-    trial, notes = collector.collect(ctx, workload(workload_id=ctx.workload_id, tokens_per_sample=None))
+    trial, notes = collector.collect(
+        ctx, workload(workload_id=ctx.workload_id, tokens_per_sample=None)
+    )
     # work and throughput from the job's log, the clock from the job's event
-    assert trial.work.unit == "samples" and trial.work.done == 300 * 128  # from iteration 1: the run began in this log
+    assert (
+        trial.work.unit == "samples" and trial.work.done == 300 * 128
+    )  # from iteration 1: the run began in this log
     assert trial.steady_throughput_samples  # 5 hours of minutes, after the first 10
     where = trial.provenance["work.done"].measured_in[0]
     assert (where.source, where.format) == ("log", "megatron")
@@ -74,8 +83,12 @@ def test_a_sagemaker_leader_stream_is_found_by_prefix_and_paginated(aws) -> None
     logs.create_log_group(logGroupName=SAGEMAKER_LOG_GROUP)
     for stream in ("job-1/algo-1-1790000000", "job-1/algo-2-1790000000", "job-10/algo-1-1"):
         logs.create_log_stream(logGroupName=SAGEMAKER_LOG_GROUP, logStreamName=stream)
-    start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)  # CloudWatch takes recent events only
-    events = megatron_lines(start, 25_000, every_s=1)  # more than one GetLogEvents page (10,000 events)
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(
+        days=1
+    )  # CloudWatch takes recent events only
+    events = megatron_lines(
+        start, 25_000, every_s=1
+    )  # more than one GetLogEvents page (10,000 events)
     for i in range(0, len(events), 10_000):
         logs.put_log_events(
             logGroupName=SAGEMAKER_LOG_GROUP,

@@ -80,7 +80,10 @@ def test_a_log_plus_a_compile_report_make_one_trial(api):
 
 
 def test_an_unrecognised_log_is_a_422_listing_every_format_tried(api):
-    bad = {**body("megatron_mixtral_h100.log"), "files": [{"name": "x.log", "text": "hello\nworld\n"}]}
+    bad = {
+        **body("megatron_mixtral_h100.log"),
+        "files": [{"name": "x.log", "text": "hello\nworld\n"}],
+    }
     status, got = api("POST", "/workloads/wl-logs/trials/import", bad)
     assert status == 422 and got["error"] == "unrecognised_log" and got["fields"] == ["log"]
     for name in ("nemo", "megatron", "hf_trainer", "lightning", "neuron_compile"):

@@ -4,7 +4,6 @@ what stays not measured."""
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -143,13 +142,15 @@ def test_a_truncated_copy_reads_what_is_left(name, fmt, matched, unit, done) -> 
 
 def test_a_corrupted_copy_never_crashes_and_its_impossible_numbers_are_dropped() -> None:
     raw = (LOGS / "megatron_mixtral_h100.log").read_text()
-    bad = raw.replace("(ms): 5470.7", "(ms): -5470.7").replace("lm loss: 1.798953E+00", "lm loss: nan")
+    bad = raw.replace("(ms): 5470.7", "(ms): -5470.7")
+    bad = bad.replace("lm loss: 1.798953E+00", "lm loss: nan")
     noise = "\x00\xff garbage \x1b[31m\n" * 3
     data = {"m.log": (noise + bad + noise).encode("utf-8", "surrogateescape")}
     tl, (result,) = read("m.log", data=data)
     got = record(tl, [result])
     assert result.format == "megatron"
-    assert any("step time -5.4707 is not a finite, non-negative number" in n for n in got.trial.notes)
+    why = "step time -5.4707 is not a finite, non-negative number"
+    assert any(why in n for n in got.trial.notes)
     assert got.trial.status == "diverged"  # a nan loss
     assert got.trial.quality is None or got.trial.quality.loss_finite is False
 
@@ -165,7 +166,8 @@ def test_random_bytes_are_an_unrecognised_log_naming_every_format() -> None:
 def test_mixed_formats_read_the_main_one_and_count_the_rest() -> None:
     megatron = (LOGS / "megatron_mixtral_h100.log").read_text()
     hf = (LOGS / "hf_trainer_alpaca.log").read_text().splitlines()[0]
-    tl, (result,) = read("mixed.log", data={"mixed.log": (megatron + hf + "\n" + megatron).encode()})
+    mixed = (megatron + hf + "\n" + megatron).encode()
+    tl, (result,) = read("mixed.log", data={"mixed.log": mixed})
     assert result.format == "megatron" and result.other_format_lines == {"hf_trainer": 1}
     assert result.matched_lines == 6 and result.confidence == pytest.approx(6 / 7, abs=1e-3)
 
@@ -173,7 +175,8 @@ def test_mixed_formats_read_the_main_one_and_count_the_rest() -> None:
 def test_a_forced_format_that_matches_nothing_is_refused() -> None:
     tl = Timeline()
     with pytest.raises(LogFormatError):
-        Reader(tl, FORMATS, "megatron").read_bytes("a.log", (LOGS / "lightning_progress.log").read_bytes())
+        lightning = (LOGS / "lightning_progress.log").read_bytes()
+        Reader(tl, FORMATS, "megatron").read_bytes("a.log", lightning)
     with pytest.raises(LogFormatError, match="unknown log format"):
         Reader(tl, FORMATS, "nope")
 
@@ -184,10 +187,13 @@ def test_a_restart_is_a_failure_and_redone_steps_are_not_quality_meeting() -> No
         for s in (1, 2, 3, 4, 3, 4, 5)
     ]
     tl, results = read("r.log", data={"r.log": "\n".join(lines).encode()}, global_batch=200)
-    got = record(tl, results)
+    got = record(tl, results, model={"name": "small", "parameters": 1e8})
+    assert got.excluded == []
     assert got.trial.reliability.failures == 1
-    assert got.trial.work.done == 7 * 200 - 200  # 1..4, then 3..5 again: 6 steps after step 1
-    assert math.isclose(got.trial.work.quality_meeting, 0.0) or got.trial.work.quality_meeting < got.trial.work.done
+    # steps 1..4 (from 0: the run began in the log), back to 3, then 4 and 5: 6 steps done,
+    # 5 of them new (the redone step 4 is not quality-meeting work)
+    assert got.trial.work.done == 6 * 200
+    assert got.trial.work.quality_meeting == 5 * 200
 
 
 def test_events_carry_the_time_of_their_cloudwatch_event() -> None:
@@ -198,3 +204,17 @@ def test_events_carry_the_time_of_their_cloudwatch_event() -> None:
     assert result.format == "nxd_examples" and result.matched_lines == 5
     assert tl.mode == "timestamps" and tl.window is not None
     assert (tl.window[1] - tl.window[0]).total_seconds() == 4 * 60
+
+
+def test_throughput_above_the_chips_peak_excludes_the_trial_with_the_reason() -> None:
+    # 100 samples/s of 4,096 tokens on one trn2.48xlarge, for an 8B model: MFU ≈ 1.8
+    lines = [
+        f"step {s} step_time 2.0s throughput 100.0 seq/s step loss 1.0 grad norm 1.0"
+        for s in range(1, 40)
+    ]
+    tl, results = read("fast.log", data={"fast.log": "\n".join(lines).encode()}, global_batch=200)
+    got = record(tl, results)
+    (why,) = got.excluded
+    assert why.startswith("throughput above the chip's peak: MFU 1.8")
+    assert got.trial.work.quality_meeting == 0 and not got.trial.usable_for_throughput
+    assert any(n.startswith("excluded: throughput above the chip's peak") for n in got.trial.notes)

@@ -93,7 +93,7 @@ def _hardware(report: dict[str, Any]) -> Hardware | None:
         device_type=str(hw["neuron_device_type"]) if hw.get("neuron_device_type") else None,
         device_count=_int(hw.get("neuron_device_count")),
         cores_per_device=_int(hw.get("neuroncore_per_device_count")),
-        device_memory_bytes=float(memory) if _int(memory) is not None else None,
+        device_memory_bytes=float(memory) if isinstance(memory, int | float) else None,
     )
     return found if found != Hardware() else None
 

@@ -21,8 +21,8 @@ from trncost.model import (
     TrialStatus,
     Workload,
 )
-from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
 from trncost.model.analysis import Credits
+from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
 from trncost.model.price import PriceSnapshot, Rejection
 
 T = TypeVar("T")

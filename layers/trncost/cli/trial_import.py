@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -22,6 +23,9 @@ from trncost.cli.output import fail, number, print_json
 from trncost.client import DEFAULT_URL
 from trncost.errors import ClientError, DomainError, RequestFileError, TrncostError
 from trncost.settings import URL_ENV
+
+if TYPE_CHECKING:
+    from trncost.model import TrialRun
 
 
 def _workload(args: argparse.Namespace):  # -> Workload
@@ -147,13 +151,15 @@ def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _print(console: Console, payload: dict, trial) -> None:  # type: ignore[no-untyped-def]
+def _print(console: Console, payload: dict[str, Any], trial: TrialRun) -> None:
     for f in payload["files"]:
         extra = "".join(f", {k} {v} lines" for k, v in f["companions"].items())
         others = f", other formats {f['other_format_lines']}" if f["other_format_lines"] else ""
         console.print(
             f"{f['file']}: {f['format'] or 'no training format'} (confidence "
-            f"{f['confidence']:.2f}), {f['matched_lines']} of {f['lines']} lines read{extra}{others}"
+            f"{f['confidence']:.2f}), {f['matched_lines']} of {f['lines']} lines read"
+            f"{extra}{others}",
+            markup=False,
         )
     w = trial.work
     verb = "recorded" if payload["recorded"] else "would record (dry run)"
@@ -165,19 +171,20 @@ def _print(console: Console, payload: dict, trial) -> None:  # type: ignore[no-u
     for figure in payload["measured"]:
         where = trial.provenance[figure].measured_in
         text = "; ".join(
-            f"{m.file}" + (f" [{m.format}]" if m.format else "")
+            f"{m.file}"
+            + (f" [{m.format}]" if m.format else "")
             + (f" lines {', '.join(f'{r.first}-{r.last}' for r in m.lines[:4])}" if m.lines else "")
             for m in where
         )
-        console.print(f"  measured {figure}: {text}")
+        console.print(f"  measured {figure}: {text}", markup=False, highlight=False)
     console.print("  not measured: " + ", ".join(payload["not_measured"]))
     for reason in payload["excluded"]:
         console.print(f"  [red]excluded[/red]: {reason}")
     for note in trial.notes:
-        console.print(f"  note: {note}")
+        console.print(f"  note: {note}", markup=False, highlight=False)
 
 
-def add_commands(trial_sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def add_commands(trial_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from trncost.metrics.logs import FORMAT_NAMES
 
     p = trial_sub.add_parser(
@@ -186,7 +193,12 @@ def add_commands(trial_sub: "argparse._SubParsersAction[argparse.ArgumentParser]
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="logs of one trial (a log plus compile reports, ...)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="logs of one trial (a log plus compile reports, ...)",
+    )
     p.add_argument("--workload", required=True, help="workload id")
     p.add_argument("--phase", required=True, choices=["fit", "baseline", "target"])
     p.add_argument("--instance-type", required=True)
@@ -195,14 +207,20 @@ def add_commands(trial_sub: "argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument("--format", default="auto", choices=["auto", *FORMAT_NAMES])
     p.add_argument("--status", choices=["completed", "failed", "diverged", "stopped"],
                    help="default: from the log (completed if it shows training end)")  # fmt: skip
-    p.add_argument("--global-batch-size", type=float, help="samples per step, if the log does not say")
+    p.add_argument(
+        "--global-batch-size", type=float, help="samples per step, if the log does not say"
+    )
     p.add_argument("--seq-length", type=float, help="tokens per sample, if the log does not say")
     p.add_argument("--trial-id", help="default: derived from the files' content")
     p.add_argument("--code-version")
     p.add_argument("--dataset")
-    p.add_argument("--workload-file", help="the workload as JSON/YAML (for --dry-run)")
-    p.add_argument("--unit", default="samples", choices=["tokens", "samples", "steps"],
-                   help="the stand-in workload's unit (--dry-run without --workload-file)")  # fmt: skip
+    p.add_argument("--workload-file", help="the workload as JSON (for --dry-run)")
+    p.add_argument(
+        "--unit",
+        default="samples",
+        choices=["tokens", "samples", "steps"],
+        help="the stand-in workload's unit (--dry-run without --workload-file)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the record; send nothing")
     p.add_argument("--json", action="store_true")
     p.add_argument(
@@ -211,4 +229,3 @@ def add_commands(trial_sub: "argparse._SubParsersAction[argparse.ArgumentParser]
         help=f"the API (default ${URL_ENV}, else {DEFAULT_URL}); not used with --dry-run",
     )
     p.set_defaults(handler=cmd_trial_import)
-

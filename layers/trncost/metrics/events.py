@@ -270,9 +270,9 @@ def _batch(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
 def _batch_stream(d: dict[str, Any]) -> str | None:
     """The job's CloudWatch Logs stream: container.logStreamName (DescribeJobs' field, which
     the event carries), else the last attempt's."""
-    container = d.get("container") if isinstance(d.get("container"), dict) else {}
+    container: dict[str, Any] = d["container"] if isinstance(d.get("container"), dict) else {}
     stream = container.get("logStreamName")
-    attempts = d.get("attempts") if isinstance(d.get("attempts"), list) else []
+    attempts: list[Any] = d["attempts"] if isinstance(d.get("attempts"), list) else []
     for attempt in reversed(attempts):
         if stream:
             break

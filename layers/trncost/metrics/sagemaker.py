@@ -45,7 +45,9 @@ PHASES: dict[str, str] = {
 }
 # DescribeTrainingJob's answers for a job that does not exist (SageMaker says
 # ValidationException "Requested resource not found"; ResourceNotFound in other services)
-MISSING_JOB_CODES = frozenset({"ResourceNotFound", "ResourceNotFoundException", "ValidationException"})
+MISSING_JOB_CODES = frozenset(
+    {"ResourceNotFound", "ResourceNotFoundException", "ValidationException"}
+)
 RESTART_STATUSES = frozenset(s for s, p in PHASES.items() if p == "restarting")
 
 # AWS Deep Learning Container image names: <framework>-training[-neuronx]:<version>-<device>-

@@ -55,12 +55,12 @@ from trncost.model.price import (
 )
 from trncost.model.provenance import (
     Derived,
+    LineRange,
+    MeasuredIn,
     OfficialPrice,
     Pending,
     Provenance,
     ProvenanceKind,
-    LineRange,
-    MeasuredIn,
     PublishedReference,
     TrialMeasurement,
     UserAssumption,

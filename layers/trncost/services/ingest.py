@@ -35,9 +35,9 @@ from trncost.errors import Busy, PublishFailed, RecordError, Unavailable, Unusab
 from trncost.events import DetailType
 from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import MetricsReader, Series
+from trncost.metrics.events import parse_job_event
 from trncost.metrics.figures import figure_provenance
 from trncost.metrics.joblogs import JobLogsReader
-from trncost.metrics.events import parse_job_event
 from trncost.metrics.jobs import JobContext, JobSource
 from trncost.metrics.names import AGENT_NAMESPACE, TRIAL_DIMENSION, trial_queries
 from trncost.metrics.record import build_trial_record

@@ -140,7 +140,9 @@ class LogImportService:
             )
         workload = self.trials.workload(workload_id)
         timeline, results = read_logs(raw, facts)
-        return self.record(workload, timeline, results, facts, _digest(raw, facts, workload_id), dry_run=dry_run)
+        return self.record(
+            workload, timeline, results, facts, _digest(raw, facts, workload_id), dry_run=dry_run
+        )
 
     def record(
         self,
@@ -178,6 +180,8 @@ class LogImportService:
         )
 
 
-def file_digest(names_and_hashes: Sequence[tuple[str, bytes]], facts: TrialFacts, workload_id: str) -> str:
+def file_digest(
+    names_and_hashes: Sequence[tuple[str, bytes]], facts: TrialFacts, workload_id: str
+) -> str:
     """The content digest of files the caller hashed while streaming (the CLI)."""
     return _digest(names_and_hashes, facts, workload_id)

@@ -156,7 +156,9 @@ _ISO = re.compile(
     r"(?P<tz>Z|[+-]\d{2}:?\d{2})?"
 )
 # time.asctime(): "Thu Sep 29 22:30:10 2022"
-_ASCTIME = re.compile(r"[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<t>\d\d:\d\d:\d\d) (?P<y>\d{4})")
+_ASCTIME = re.compile(
+    r"[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<t>\d\d:\d\d:\d\d) (?P<y>\d{4})"
+)
 _MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
 
 
@@ -187,12 +189,15 @@ def asc_time(text: str) -> float | None:
     m = _ASCTIME.search(text)
     if m is None:
         return None
+    hour, minute, second = (int(x) for x in m.group("t").split(":"))
     try:
         stamp = datetime(
             int(m.group("y")),
             _MONTHS[m.group("mon")],
             int(m.group("day")),
-            *(int(x) for x in m.group("t").split(":")),
+            hour,
+            minute,
+            second,
             tzinfo=UTC,
         )
     except (KeyError, ValueError):

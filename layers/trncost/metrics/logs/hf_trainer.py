@@ -17,10 +17,21 @@ from __future__ import annotations
 
 import re
 
-from trncost.metrics.logs.base import NUMBER, EventKind, LogFormat, Sink, Step, duration, iso_time, number
+from trncost.metrics.logs.base import (
+    NUMBER,
+    EventKind,
+    LogFormat,
+    Sink,
+    Step,
+    duration,
+    iso_time,
+    number,
+)
 
 _PAIR = re.compile(r"'(?P<k>[A-Za-z0-9_/]+)':\s*(?P<v>" + NUMBER + r")")
-_BATCH = re.compile(r"Total train batch size \(w\. parallel, distributed & accumulation\) = (?P<v>\d+)")
+_BATCH = re.compile(
+    r"Total train batch size \(w\. parallel, distributed & accumulation\) = (?P<v>\d+)"
+)
 
 
 class HfTrainer(LogFormat):

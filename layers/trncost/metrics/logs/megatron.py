@@ -34,7 +34,9 @@ from trncost.metrics.logs.base import (
     number,
 )
 
-_ARG = re.compile(r"^\s*(?P<key>seq_length|global_batch_size|encoder_seq_length)\s+\.{3,}\s+(?P<v>\d+)\s*$")
+_ARG = re.compile(
+    r"^\s*(?P<key>seq_length|global_batch_size|encoder_seq_length)\s+\.{3,}\s+(?P<v>\d+)\s*$"
+)
 _ITERATION = re.compile(r"iteration\s+(?P<it>\d+)\s*/\s*\d+\s*\|(?P<kv>.*)$")
 _VALIDATION = re.compile(r"validation loss at iteration\s+\d+[^|]*\|\s*lm loss value:\s*(?P<v>\S+)")
 
@@ -90,8 +92,10 @@ class Megatron(LogFormat):
             return True
         arg = _ARG.match(line)
         if arg is not None:
-            kind = EventKind.global_batch if arg.group("key") == "global_batch_size" else (
-                EventKind.seq_length
+            kind = (
+                EventKind.global_batch
+                if arg.group("key") == "global_batch_size"
+                else (EventKind.seq_length)
             )
             sink.event(kind, number_, value=float(arg.group("v")))
             return True

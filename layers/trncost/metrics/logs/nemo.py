@@ -32,7 +32,9 @@ from trncost.metrics.logs.base import (
     key_values,
 )
 
-_BAR = re.compile(r"\[(?P<elapsed>[\d:]+(?:\s*days?,\s*[\d:]+)?)<[^,\]]*,\s*[^,\]]*(?:,(?P<kv>[^\]]*))?\]")
+_BAR = re.compile(
+    r"\[(?P<elapsed>[\d:]+(?:\s*days?,\s*[\d:]+)?)<[^,\]]*,\s*[^,\]]*(?:,(?P<kv>[^\]]*))?\]"
+)
 _NEMO2 = re.compile(r"Training epoch \d+, iteration \d+/\d+ \|(?P<kv>.*)$")
 
 

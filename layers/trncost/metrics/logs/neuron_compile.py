@@ -32,9 +32,7 @@ class NeuronCompile(LogFormat):
         "9846498221/…/MODULE_0_SyncTensorsGraph.318_….neff. Exiting with a successfully "
         "compiled graph"
     )
-    yields = (
-        "compile cache hits and misses, compile seconds (between timed lines), failed compiles"
-    )
+    yields = "compile cache hits and misses, compile seconds (between timed lines), failed compiles"
     prefilter = re.compile(
         rb"\|\|(?:NCC_WRAPPER|NEURON_CC_WRAPPER|NEURON_PARALLEL_COMPILE|PARALLEL_COMPILE)"
         rb"\|\||Compiler status (?:PASS|FAIL)"

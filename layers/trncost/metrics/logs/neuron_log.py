@@ -14,8 +14,11 @@ import re
 from trncost.metrics.logs.base import NUMBER, LogFormat, Sink, Step, asc_time, duration, number
 
 _LOG = re.compile(
-    r"LOG (?P<when>.+?) - \((?P<epoch>\d+), (?P<step>\d+)\) step_loss : (?P<loss>" + NUMBER
-    + r")\s+learning_rate : \S+\s+throughput : (?P<tp>" + NUMBER + r")"
+    r"LOG (?P<when>.+?) - \((?P<epoch>\d+), (?P<step>\d+)\) step_loss : (?P<loss>"
+    + NUMBER
+    + r")\s+learning_rate : \S+\s+throughput : (?P<tp>"
+    + NUMBER
+    + r")"
 )
 
 

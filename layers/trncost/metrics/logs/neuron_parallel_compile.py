@@ -45,9 +45,7 @@ class NeuronParallelCompileReport(LogFormat):
         if seconds is not None:
             sink.event(EventKind.compile_seconds, 1, value=seconds)
         report = doc.get("compilation_report") or {}
-        failed = sum(
-            1 for r in report.values() if isinstance(r, dict) and r.get("status") is False
-        )
+        failed = sum(1 for r in report.values() if isinstance(r, dict) and r.get("status") is False)
         if failed:
             sink.event(EventKind.compile_failed, 1, value=float(failed))
         return 1

@@ -17,12 +17,20 @@ import re
 from trncost.metrics.logs.base import NUMBER, LogFormat, Sink, Step, duration, iso_time, number
 
 _TP_PP = re.compile(
-    r"step (?P<step>\d+) step_time (?P<st>" + NUMBER + r")s throughput (?P<tp>" + NUMBER
-    + r") seq/s step loss (?P<loss>" + NUMBER + r")"
+    r"step (?P<step>\d+) step_time (?P<st>"
+    + NUMBER
+    + r")s throughput (?P<tp>"
+    + NUMBER
+    + r") seq/s step loss (?P<loss>"
+    + NUMBER
+    + r")"
 )
 _LIGHTNING = re.compile(
-    r"step (?P<step>\d+) loss is (?P<loss>" + NUMBER + r"), lr is [^,]*, throughput (?P<tp>"
-    + NUMBER + r") seq/s"
+    r"step (?P<step>\d+) loss is (?P<loss>"
+    + NUMBER
+    + r"), lr is [^,]*, throughput (?P<tp>"
+    + NUMBER
+    + r") seq/s"
 )
 
 

@@ -163,7 +163,11 @@ class Reader:
     def read_stream(self, name: str, stream: IO[bytes], size_hint: int | None = None) -> FileResult:
         head = stream.read(min(CHUNK_BYTES, MAX_DOCUMENT_BYTES + 1))
         if head.lstrip()[:1] == b"{" and (size_hint is None or size_hint <= MAX_DOCUMENT_BYTES):
-            rest = stream.read(MAX_DOCUMENT_BYTES + 1 - len(head)) if len(head) <= MAX_DOCUMENT_BYTES else b""
+            rest = (
+                stream.read(MAX_DOCUMENT_BYTES + 1 - len(head))
+                if len(head) <= MAX_DOCUMENT_BYTES
+                else b""
+            )
             found = self._document(name, head + rest)
             if found is not None:
                 return found
@@ -226,7 +230,10 @@ class Reader:
             if chosen is None:
                 chosen = self._detect(training, verdicts, buf, first_line)
                 if chosen is not None:
-                    verdicts = {k: (Verdict(k) if k in {t.name for t in training} else v) for k, v in verdicts.items()}
+                    verdicts = {
+                        k: (Verdict(k) if k in {t.name for t in training} else v)
+                        for k, v in verdicts.items()
+                    }
                     self._count_others(training, chosen, verdicts, buf, first_line)
             else:
                 self._count_others(training, chosen, verdicts, buf, first_line)
@@ -299,10 +306,9 @@ class Reader:
         comp = {k: v for k, v in comp.items() if v}
         if chosen is None and not comp:
             samples = {f.name: f.sample for f in self.formats}
-            tried = [
-                f"{v.format}: {v.why_not(samples[v.format])}"
-                for v in verdicts.values()
-            ] + [f"{f.name}: not one JSON document of its kind" for f in self.formats if f.whole_file]
+            tried = [f"{v.format}: {v.why_not(samples[v.format])}" for v in verdicts.values()] + [
+                f"{f.name}: not one JSON document of its kind" for f in self.formats if f.whole_file
+            ]
             raise LogFormatError(
                 f"{name}: not a log trncost can read ({lines} lines); formats tried: "
                 + "; ".join(tried),
@@ -352,7 +358,9 @@ class Reader:
                     if comp.parse(message, count, timed):
                         verdicts[comp.name].matched_lines += 1
             if chosen is None:
-                chosen = self._detect_event(training, scratch, counters, verdicts, raw, message, count)
+                chosen = self._detect_event(
+                    training, scratch, counters, verdicts, raw, message, count
+                )
                 if chosen is None:
                     if len(pending) < MAX_PENDING:
                         pending.append((count, ms, message))
@@ -404,4 +412,3 @@ class Reader:
                 if counters[fmt.name].steps:
                     return fmt
         return None
-

@@ -51,7 +51,9 @@ def _scalar(event: Any) -> list[tuple[str, float]]:
 
 def read_event_file(path: str, name: str, timeline: Timeline) -> FileResult:
     """One event file into `timeline`; steps grouped by their step number."""
-    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from tensorboard.backend.event_processing.event_file_loader import (  # type: ignore[import-untyped]
+        EventFileLoader,
+    )
 
     timeline.use(name, NAME)
     count = matched = 0
@@ -62,7 +64,9 @@ def read_event_file(path: str, name: str, timeline: Timeline) -> FileResult:
         for tag, value in _scalar(event):
             matched += 1
             if tag in EVALS:
-                timeline.event(EventKind.eval, count, at=event.wall_time, value=value, text=EVALS[tag])
+                timeline.event(
+                    EventKind.eval, count, at=event.wall_time, value=value, text=EVALS[tag]
+                )
                 continue
             if current is None or current.step != float(event.step):
                 if current is not None:

@@ -63,14 +63,18 @@ class Lines:
 
 
 class _Bin:
+    """One minute of the trial: work done in it, and sums for its means."""
+
     __slots__ = (
         "steps", "samples", "tokens", "q_steps", "q_samples", "q_tokens",
         "sps_sum", "sps_n", "tps_sum", "tps_n", "st_sum", "st_n", "loss_sum", "loss_n", "bad_loss",
     )  # fmt: skip
 
     def __init__(self) -> None:
-        for name in self.__slots__:
-            setattr(self, name, 0.0)
+        self.steps = self.samples = self.tokens = 0.0
+        self.q_steps = self.q_samples = self.q_tokens = 0.0
+        self.sps_sum = self.tps_sum = self.st_sum = self.loss_sum = 0.0
+        self.sps_n = self.tps_n = self.st_n = self.loss_n = self.bad_loss = 0
 
 
 @dataclass

@@ -51,13 +51,13 @@ class LogTrial:
     excluded: list[str]
 
 
-def log_sources(timeline: Timeline, source: str = "log") -> dict[str, list[MeasuredIn]]:
+def log_sources(timeline: Timeline) -> dict[str, list[MeasuredIn]]:
     """Where each series key was read: file, format and lines."""
     out: dict[str, list[MeasuredIn]] = {}
     for (key, file, fmt), lines in timeline.lines.items():
         out.setdefault(key, []).append(
             MeasuredIn.model_construct(
-                source=source,
+                source="log",
                 file=file,
                 format=fmt,
                 lines=[LineRange.model_construct(first=a, last=b) for a, b in lines.ranges],
@@ -150,7 +150,13 @@ def trial_from_logs(
     clock = next((sources[k] for k in CLOCK_KEYS if k in sources), [])
     trial = record.trial
     provenance = figure_provenance(trial, sources, clock=clock)
-    notes = [*pre, *_clock_notes(timeline), *timeline.notes, *timeline.reject_notes(), *record.notes]
+    notes = [
+        *pre,
+        *_clock_notes(timeline),
+        *timeline.notes,
+        *timeline.reject_notes(),
+        *record.notes,
+    ]
     excluded = _exclusions(trial, workload)
     update: dict[str, object] = {"provenance": provenance, "notes": notes}
     if excluded:
