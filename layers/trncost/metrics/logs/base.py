@@ -2,8 +2,9 @@
 the small number readers. Pure: no I/O.
 
 A format is a `LogFormat`: a name, a sample line (for the docs and for "why it did not
-match"), one compiled `prefilter` over raw bytes that finds the lines that *can* be its own
-(the scanner runs it over whole buffers, so lines that cannot match cost no Python work), and
+match"), the literal `keys` a line must hold to be one of its own (the scanner finds them
+with `bytes.find` over whole buffers, at memory speed, so lines that cannot match cost no
+Python work; `step_keys` mark its step lines, to count them in files of another format), and
 `parse(line, number, sink)` that turns one candidate line into observations. A format whose
 files are one JSON document (trainer_state.json, a compile report) sets `whole_file` and
 implements `parse_document`.
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
 
@@ -84,7 +86,8 @@ class LogFormat:
     title: ClassVar[str]  # what produces it, for the docs
     sample: ClassVar[str]  # one real line (or the document's opening), for the docs
     yields: ClassVar[str]  # what it measures, for the docs
-    prefilter: ClassVar[re.Pattern[bytes]] = re.compile(rb"(?!)")  # never, by default
+    keys: ClassVar[tuple[bytes, ...]] = ()  # a candidate line holds one of these
+    step_keys: ClassVar[tuple[bytes, ...]] = ()  # ... and a step line one of these
     whole_file: ClassVar[bool] = False
     training: ClassVar[bool] = True  # False: a companion format (compile lines) only
     priority: ClassVar[int] = 50  # the more specific format wins a tie
@@ -106,9 +109,13 @@ NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity
 
 
 def number(text: str | None) -> float | None:
-    """A float from a log's text ("1.63e+6", "nan", "-inf"); None when it is not one."""
+    """A float from a log's text ("1.63e+6", "nan", "-inf", "1,024"); None when it is not one."""
     if text is None:
         return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
     try:
         return float(text.strip().rstrip(",").replace(",", ""))
     except ValueError:
@@ -164,15 +171,18 @@ _MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct N
 
 def iso_time(text: str, start: int = 0, end: int = 80) -> float | None:
     """Epoch seconds of an ISO-like timestamp in text[start:end] (UTC when no zone)."""
+    if "-" not in text[start:end]:  # no date in the window: no stamp (a cheap test first)
+        return None
     m = _ISO.search(text, start, end)
     if m is None:
         return None
     frac = m.group("frac") or ""
     # Neuron's loggers print microseconds as a 6-digit fraction with leading zeros of a
     # 9-digit field ("09:57:13.000144"): the digits are read as written, a fraction of a second.
-    try:
-        stamp = datetime.fromisoformat(f"{m.group('date')}T{m.group('time')}")
-    except ValueError:
+    midnight = _midnight(m.group("date"))
+    clock = m.group("time")
+    hours, minutes, secs = int(clock[0:2]), int(clock[3:5]), int(clock[6:8])
+    if midnight is None or hours > 23 or minutes > 59 or secs > 60:
         return None
     tz = m.group("tz")
     if tz and tz != "Z":
@@ -181,8 +191,17 @@ def iso_time(text: str, start: int = 0, end: int = 80) -> float | None:
         offset = sign * (hours * 3600 + minutes * 60)
     else:
         offset = 0
-    seconds = stamp.replace(tzinfo=UTC).timestamp() - offset
+    seconds = midnight + hours * 3600 + minutes * 60 + secs - offset
     return seconds + (float(f"0.{frac}") if frac else 0.0)
+
+
+@lru_cache(maxsize=4096)
+def _midnight(date: str) -> float | None:
+    """Epoch seconds of a date's midnight (UTC), cached: a log has few distinct dates."""
+    try:
+        return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
 
 
 def asc_time(text: str) -> float | None:

@@ -43,10 +43,13 @@ class HfTrainer(LogFormat):
         "samples/s (train_samples_per_second: the run's average), eval_* results, the global "
         "batch size, resumes and saves, the end of training"
     )
-    prefilter = re.compile(
-        rb"\{'(?:loss|train_runtime|train_loss|eval_[A-Za-z0-9_]+|epoch)'|Total train "
-        rb"batch size|Continuing training from checkpoint|Saving model checkpoint to"
+    keys = (
+        b"{'",
+        b"Total train batch size",
+        b"Continuing training from checkpoint",
+        b"Saving model checkpoint to",
     )
+    step_keys = (b"{'",)
     priority = 60
 
     def parse(self, line: str, number_: int, sink: Sink) -> bool:

@@ -42,9 +42,8 @@ class LightningProgress(LogFormat):
         "steps (batches), the wall clock (elapsed per epoch, summed), step time (tqdm's s/it), "
         "loss, val_loss, restarts (checkpoint restore lines), the end of training"
     )
-    prefilter = re.compile(
-        rb"Epoch \d+: |Trainer\.fit` stopped|Restored all states from the checkpoint"
-    )
+    keys = (b"it/s", b"s/it", b"Trainer.fit` stopped", b"Restored all states from the checkpoint")
+    step_keys = (b"Epoch ",)
     priority = 40
 
     def __init__(self) -> None:

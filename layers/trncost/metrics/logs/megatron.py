@@ -28,9 +28,7 @@ from trncost.metrics.logs.base import (
     Sink,
     Step,
     duration,
-    first_number,
     iso_time,
-    key_values,
     number,
 )
 
@@ -38,6 +36,26 @@ _ARG = re.compile(
     r"^\s*(?P<key>seq_length|global_batch_size|encoder_seq_length)\s+\.{3,}\s+(?P<v>\d+)\s*$"
 )
 _ITERATION = re.compile(r"iteration\s+(?P<it>\d+)\s*/\s*\d+\s*\|(?P<kv>.*)$")
+# The fields of an iteration line, each found from its literal label (fast, order-free)
+_CONSUMED = re.compile(r"consumed samples: +([^ |]+)")
+_ELAPSED_MS = re.compile(r"elapsed time per iteration \(ms\): +([^ |]+)")
+_BATCH = re.compile(r"global batch size: +([^ |]+)")
+_LOSS = re.compile(r"\| (?:lm )?loss: +([^ |]+)")
+_NAN = re.compile(r"number of nan iterations: +([^ |]+)")
+
+
+# The iteration line as Megatron-LM has printed it since 2021, in one match (the fast path;
+# any other order or set of fields falls back to one search per field)
+_STANDARD = re.compile(
+    r"iteration +(?P<it>\d+)/ *\d+ \| consumed samples: +(?P<cs>[^ |]+) \| elapsed time per "
+    r"iteration \(ms\): +(?P<ms>[^ |]+) \|.*? global batch size: +(?P<gbs>[^ |]+) \| lm loss: "
+    r"+(?P<loss>[^ |]+) \|.*?number of nan iterations: +(?P<nan>[^ |]+) \|"
+)
+
+
+def _field(pattern: re.Pattern[str], line: str, pos: int) -> float | None:
+    m = pattern.search(line, pos)
+    return None if m is None else number(m.group(1))
 _VALIDATION = re.compile(r"validation loss at iteration\s+\d+[^|]*\|\s*lm loss value:\s*(?P<v>\S+)")
 
 
@@ -57,22 +75,42 @@ class Megatron(LogFormat):
         "seq_length, lm loss and nan iterations, checkpoint saves and restores, validation lm "
         "loss, the end of training"
     )
-    prefilter = re.compile(
-        rb"iteration +\d+/ *\d+ \||saving checkpoint|successfully saved checkpoint|loading "
-        rb"checkpoint|validation loss at iteration|after training is done|(?:seq_length|"
-        rb"global_batch_size|encoder_seq_length) \.{3,}"
-    )
+    # " checkpoint" covers saving / saved / loading checkpoint lines; " ....." the arguments
+    # dump (`seq_length ........ 4096`): one pass over the buffer each
+    keys = (b" iteration ", b" checkpoint", b"after training is done", b" .....")
+    step_keys = (b"elapsed time per iteration",)
     priority = 70
 
     def parse(self, line: str, number_: int, sink: Sink) -> bool:
-        m = _ITERATION.search(line)
         at = iso_time(line, 0, 40)
+        fast = _STANDARD.search(line)
+        if fast is not None:
+            ms = number(fast.group("ms"))
+            loss = number(fast.group("loss"))
+            if number(fast.group("nan")):
+                loss = float("nan")
+            sink.step(
+                Step(
+                    line=number_,
+                    step=float(fast.group("it")),
+                    loss=loss,
+                    consumed_samples=duration(
+                        number(fast.group("cs")), "consumed samples", number_, sink
+                    ),
+                    step_time_s=duration(
+                        None if ms is None else ms / 1000, "step time", number_, sink
+                    ),
+                    global_batch=number(fast.group("gbs")),
+                    at=at,
+                )
+            )
+            return True
+        m = _ITERATION.search(line)
         if m is not None and "elapsed time per iteration" in line:
-            values = key_values(m.group("kv"), ":", "|")
-            ms = first_number(values, "elapsed time per iteration (ms)")
-            nan_iterations = first_number(values, "number of nan iterations")
-            loss = first_number(values, "lm loss", "loss")
-            if nan_iterations:
+            pos = m.start("kv") - 1
+            ms = _field(_ELAPSED_MS, line, pos)
+            loss = _field(_LOSS, line, pos)
+            if _field(_NAN, line, pos):
                 loss = float("nan")
             sink.step(
                 Step(
@@ -80,12 +118,12 @@ class Megatron(LogFormat):
                     step=float(m.group("it")),
                     loss=loss,
                     consumed_samples=duration(
-                        first_number(values, "consumed samples"), "consumed samples", number_, sink
+                        _field(_CONSUMED, line, pos), "consumed samples", number_, sink
                     ),
                     step_time_s=duration(
                         None if ms is None else ms / 1000, "step time", number_, sink
                     ),
-                    global_batch=first_number(values, "global batch size"),
+                    global_batch=_field(_BATCH, line, pos),
                     at=at,
                 )
             )

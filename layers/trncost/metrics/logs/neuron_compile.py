@@ -33,10 +33,8 @@ class NeuronCompile(LogFormat):
         "compiled graph"
     )
     yields = "compile cache hits and misses, compile seconds (between timed lines), failed compiles"
-    prefilter = re.compile(
-        rb"\|\|(?:NCC_WRAPPER|NEURON_CC_WRAPPER|NEURON_PARALLEL_COMPILE|PARALLEL_COMPILE)"
-        rb"\|\||Compiler status (?:PASS|FAIL)"
-    )
+    keys = (b"_WRAPPER||", b"COMPILE||", b"Compiler status ")
+    step_keys = ()
     training = False
     priority = 10
 

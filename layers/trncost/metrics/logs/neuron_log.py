@@ -30,7 +30,8 @@ class NeuronTutorialLog(LogFormat):
         "throughput : 2873.14"
     )
     yields = "steps, the clock (the lines' timestamps), samples/s (seq/s), loss"
-    prefilter = re.compile(rb"\) step_loss : ")
+    keys = (b") step_loss : ",)
+    step_keys = keys
     priority = 60
 
     def parse(self, line: str, number_: int, sink: Sink) -> bool:

@@ -39,7 +39,8 @@ class NxdExamples(LogFormat):
     title = "neuronx-distributed training examples"
     sample = "step 3 step_time 2.4089s throughput 425.0672 seq/s step loss 9.8851 grad norm 2.5107"
     yields = "steps, step time and the clock, samples/s (seq/s), loss"
-    prefilter = re.compile(rb"step \d+ (?:step_time |loss is )")
+    keys = (b" step_time ", b" loss is ")
+    step_keys = (b" step_time ",)
     priority = 60
 
     def parse(self, line: str, number_: int, sink: Sink) -> bool:

@@ -1,15 +1,15 @@
 """Reading a log: detect its format, then stream it through that format into a Timeline.
 
-Streaming, in bounded memory: the file is read in CHUNK_BYTES chunks; each format's
-`prefilter` (a compiled keyword regex) runs over the whole chunk in C, and only the lines it
-hits are decoded and parsed in Python. Line numbers come from counting newlines between hits
+Streaming, in bounded memory: the file is read in CHUNK_BYTES chunks; each format's literal
+`keys` are found in the whole chunk with `bytes.find` (C, memory speed), and only the lines
+holding one are decoded and parsed in Python. Line numbers come from counting newlines between hits
 (`bytes.count`, also in C).
 
 Detection: until a training format has yielded a step, every format parses the candidate
 lines into a scratch counter; the first chunk where one does decides (the most steps, then
 the more specific format), and that chunk is parsed again for real. Companion formats (the
 Neuron compiler's lines) are always read beside the chosen one. From then on the other
-training formats' candidate lines are only counted: a file with mixed formats is read in its
+training formats' step lines (their `step_keys`) are only counted: a file with mixed formats is read in its
 main format, the rest reported as lines of other formats.
 """
 
@@ -35,7 +35,7 @@ class Verdict:
     """How one format fared on a file."""
 
     format: str
-    candidate_lines: int = 0  # lines its prefilter hit
+    candidate_lines: int = 0  # lines holding one of its keys
     matched_lines: int = 0  # lines it parsed
     steps: int = 0  # training steps among them
 
@@ -97,22 +97,37 @@ class _Timed:
         self.inner.reject(line, why)
 
 
+def _line_starts(keys: tuple[bytes, ...], buf: bytes) -> list[int]:
+    """The start of every line of `buf` holding one of `keys` (bytes.find: memory speed)."""
+    starts: set[int] = set()
+    find, rfind = buf.find, buf.rfind
+    for key in keys:
+        pos = find(key)
+        while pos >= 0:
+            start = rfind(b"\n", 0, pos) + 1
+            starts.add(start)
+            end = find(b"\n", pos)
+            if end < 0:
+                break
+            pos = find(key, end + 1)
+    return sorted(starts)
+
+
 def _hits(fmt: LogFormat, buf: bytes, first_line: int) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every line of `buf` the format's prefilter hits."""
-    search = fmt.prefilter.search
-    pos, line, counted_to = 0, first_line, 0
-    while True:
-        m = search(buf, pos)
-        if m is None:
-            return
-        start = buf.rfind(b"\n", 0, m.start()) + 1
-        end = buf.find(b"\n", m.end())
+    """(line number, text) of every line of `buf` that holds one of the format's keys."""
+    line, counted_to = first_line, 0
+    count, find = buf.count, buf.find
+    for start in _line_starts(fmt.keys, buf):
+        end = find(b"\n", start)
         if end < 0:
             end = len(buf)
-        line += buf.count(b"\n", counted_to, start)
+        line += count(b"\n", counted_to, start)
         counted_to = start
         yield line, buf[start:end].decode("utf-8", "replace")
-        pos = end + 1
+
+
+def _holds(keys: tuple[bytes, ...], raw: bytes) -> bool:
+    return any(k in raw for k in keys)
 
 
 class Reader:
@@ -278,20 +293,16 @@ class Reader:
         buf: bytes,
         first_line: int,
     ) -> None:
-        """Candidate lines of the other training formats that the chosen one does not read."""
+        """Step lines of the other training formats that the chosen one does not read."""
+        find = buf.find
         for fmt in training:
-            if fmt is chosen:
+            if fmt is chosen or not fmt.step_keys:
                 continue
-            search, pos, v = fmt.prefilter.search, 0, verdicts[fmt.name]
-            while True:
-                m = search(buf, pos)
-                if m is None:
-                    break
-                end = buf.find(b"\n", m.end())
-                start = buf.rfind(b"\n", 0, m.start()) + 1
-                if chosen.prefilter.search(buf, start, end if end >= 0 else len(buf)) is None:
+            v = verdicts[fmt.name]
+            for start in _line_starts(fmt.step_keys, buf):
+                end = find(b"\n", start)
+                if not _holds(chosen.keys, buf[start : end if end >= 0 else len(buf)]):
                     v.candidate_lines += 1
-                pos = len(buf) if end < 0 else end + 1
 
     def _result(
         self,
@@ -352,7 +363,7 @@ class Reader:
             timed.at = ms / 1000
             raw = message.encode("utf-8", "replace")
             for comp in companions:
-                if comp.prefilter.search(raw):
+                if _holds(comp.keys, raw):
                     self.timeline.use(name, comp.name)
                     verdicts[comp.name].candidate_lines += 1
                     if comp.parse(message, count, timed):
@@ -384,7 +395,7 @@ class Reader:
         raw: bytes,
         timed: _Timed,
     ) -> None:
-        if chosen.prefilter.search(raw) is None:
+        if not _holds(chosen.keys, raw):
             return
         self.timeline.use(name, chosen.name)
         v = verdicts[chosen.name]
@@ -406,7 +417,7 @@ class Reader:
     ) -> LogFormat | None:
         for fmt in training:
             s = scratch[fmt.name]
-            if s.prefilter.search(raw) and s.parse(message, count, counters[fmt.name]):
+            if _holds(s.keys, raw) and s.parse(message, count, counters[fmt.name]):
                 verdicts[fmt.name].candidate_lines += 1
                 verdicts[fmt.name].matched_lines += 1
                 if counters[fmt.name].steps:

@@ -22,7 +22,7 @@ never by the log's size. The rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -34,6 +34,16 @@ from trncost.model.workload import WorkUnit
 PERIOD_S = 60
 MAX_RANGES = 20  # line ranges kept per figure and file; the rest widen the last one
 ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)  # where a relative clock (no timestamps) starts
+# the keys, looked up once (the step path runs once per logged line)
+K_STEPS = n.WORK_DONE[WorkUnit.steps].key
+K_SAMPLES = n.WORK_DONE[WorkUnit.samples].key
+K_TOKENS = n.WORK_DONE[WorkUnit.tokens].key
+K_STEP_TIME = n.STEP_TIME.key
+K_SPS = n.SAMPLES_PER_SECOND.key
+K_TPS = n.TOKENS_PER_SECOND.key
+K_LOSS = n.TRAINING_LOSS.key
+K_BAD_LOSS = n.NON_FINITE_LOSS.key
+INF = math.inf
 
 
 @dataclass
@@ -97,6 +107,8 @@ class Timeline:
         self.mode: str | None = None  # timestamps | elapsed | step_time
         self.bins: dict[int, _Bin] = {}
         self.lines: dict[tuple[str, str, str], Lines] = {}
+        self._by_source: dict[tuple[str, str], dict[str, Lines]] = {}
+        self._here: dict[str, Lines] = self._by_source.setdefault(("", ""), {})
         self.t_first: float | None = None
         self.t_last: float | None = None
         self.ev_first: float | None = None  # timed events (compile lines, ...)
@@ -138,14 +150,29 @@ class Timeline:
 
     # -- bookkeeping -------------------------------------------------------------------------
     def use(self, file: str, fmt: str) -> None:
-        self.file, self.format = file, fmt
+        if (file, fmt) != (self.file, self.format):
+            self.file, self.format = file, fmt
+            self._here = self._by_source.setdefault((file, fmt), {})
 
     def _mark(self, key: str, line: int) -> None:
-        where = (key, self.file, self.format)
-        found = self.lines.get(where)
-        if found is None:
-            found = self.lines[where] = Lines()
-        found.add(line)
+        self._marks(line, (key,))
+
+    def _marks(self, line: int, keys: Sequence[str]) -> None:
+        """`line` fed each of `keys` (Lines.add inlined for lines that come in order)."""
+        here = self._here
+        for key in keys:
+            found = here.get(key)
+            if found is None:
+                found = here[key] = self.lines[(key, self.file, self.format)] = Lines()
+            r = found.ranges
+            if r and line > r[-1][1]:
+                found.count += 1
+                if line == r[-1][1] + 1 or len(r) >= MAX_RANGES:
+                    r[-1][1] = line
+                else:
+                    r.append([line, line])
+            else:
+                found.add(line)
 
     def reject(self, line: int, why: str) -> None:
         found = self.rejects.get(why)
@@ -183,56 +210,73 @@ class Timeline:
             return self.cum_s
         return None
 
-    def step(self, s: Step) -> None:  # noqa: C901 - one rule per field, in the module's order
+    def step(self, s: Step) -> None:  # noqa: C901 - the hot path, kept in one function
         line = s.line
         self.steps_seen += 1
         if s.global_batch is not None and self.given_batch is None:
             self.global_batch = s.global_batch
         d_steps = None
         q_steps = 0.0
-        if s.step is not None:
-            if self.prev_step is not None:
-                d_steps = s.step - self.prev_step
+        number_ = s.step
+        prev = self.prev_step
+        if number_ is not None:
+            if prev is not None:
+                d_steps = number_ - prev
                 if d_steps < 0:
                     self.failures += 1
                     self.notes.append(
-                        f"{self.file} line {line}: step {s.step:g} after step "
-                        f"{self.prev_step:g}: training restarted from an earlier step (a failure)"
+                        f"{self.file} line {line}: step {number_:g} after step {prev:g}: "
+                        "training restarted from an earlier step (a failure)"
                     )
                     d_steps = 0.0
             top = self.max_step
-            if top is not None and s.step > top and not self.diverged:
-                q_steps = s.step - top
-            self.max_step = s.step if top is None else max(top, s.step)
+            if top is None:
+                self.max_step = number_
+            elif number_ > top:
+                if not self.diverged:
+                    q_steps = number_ - top
+                self.max_step = number_
         t = self._step_clock(s, d_steps)
-        self._time(t)
-        index = 0 if t is None else int(t // PERIOD_S)
-        b = self._bin(t)
-        if s.step is not None:
-            if self.prev_step is None:
-                self.first_step = (s.step, index)
+        if t is not None:
+            if self.t_first is None or t < self.t_first:
+                self.t_first = t
+            if self.t_last is None or t > self.t_last:
+                self.t_last = t
+            index = int(t // PERIOD_S)
+        else:
+            index = 0
+        b = self.bins.get(index)
+        if b is None:
+            b = self.bins[index] = _Bin()
+        if number_ is not None:
+            if prev is None:
+                self.first_step = (number_, index)
                 self.first_line = line
                 self.first_step_t = t
             elif not self.first_checked and d_steps:
                 self._check_first(d_steps)
-            self.prev_step = s.step
+            self.prev_step = number_
+        fed: list[str] = []
         if d_steps:
             b.steps += d_steps
             b.q_steps += q_steps
-            self._mark(n.WORK_DONE[WorkUnit.steps].key, line)
-        d_samples = self._samples(s, b, index, d_steps, q_steps, line)
+            fed.append(K_STEPS)
+        d_samples = self._samples(s, b, index, d_steps, q_steps, fed)
         dt = None if t is None or self.prev_t is None else t - self.prev_t
         self.prev_t = t
-        self._rates(s, b, d_steps, d_samples, dt, line)
-        if s.loss is not None:
-            if math.isfinite(s.loss):
-                b.loss_sum += s.loss
+        self._rates(s, b, d_steps, d_samples, dt, fed)
+        loss = s.loss
+        if loss is not None:
+            if loss == loss and loss not in (INF, -INF):  # finite, without a call
+                b.loss_sum += loss
                 b.loss_n += 1
-                self._mark(n.TRAINING_LOSS.key, line)
+                fed.append(K_LOSS)
             else:
                 b.bad_loss += 1
                 self.diverged = True
-                self._mark(n.NON_FINITE_LOSS.key, line)
+                fed.append(K_BAD_LOSS)
+        if fed:
+            self._marks(line, fed)
 
     def _check_first(self, d_steps: float | None) -> None:
         """Count the first line's work from 0 when the run began in this log."""
@@ -247,7 +291,7 @@ class Timeline:
                 )
             return
         self.began_in_log = True
-        for key in (n.WORK_DONE[WorkUnit.steps].key, n.WORK_DONE[WorkUnit.samples].key):
+        for key in (K_STEPS, K_SAMPLES):
             self._mark(key, self.first_line)
         b = self.bins.setdefault(index, _Bin())
         b.steps += first
@@ -263,7 +307,13 @@ class Timeline:
             b.q_tokens += samples * self.seq_length
 
     def _samples(
-        self, s: Step, b: _Bin, index: int, d_steps: float | None, q_steps: float, line: int
+        self,
+        s: Step,
+        b: _Bin,
+        index: int,
+        d_steps: float | None,
+        q_steps: float,
+        fed: list[str],
     ) -> float | None:
         d_samples = q_samples = None
         if s.consumed_samples is not None:
@@ -281,11 +331,11 @@ class Timeline:
         if d_samples:
             b.samples += d_samples
             b.q_samples += q_samples or 0.0
-            self._mark(n.WORK_DONE[WorkUnit.samples].key, line)
+            fed.append(K_SAMPLES)
             if self.seq_length:
                 b.tokens += d_samples * self.seq_length
                 b.q_tokens += (q_samples or 0.0) * self.seq_length
-                self._mark(n.WORK_DONE[WorkUnit.tokens].key, line)
+                fed.append(K_TOKENS)
         return d_samples
 
     def _rates(
@@ -295,7 +345,7 @@ class Timeline:
         d_steps: float | None,
         d_samples: float | None,
         dt: float | None,
-        line: int,
+        fed: list[str],
     ) -> None:
         step_time = s.step_time_s
         if step_time is None and d_steps and dt and dt > 0 and self.mode != "step_time":
@@ -303,7 +353,7 @@ class Timeline:
         if step_time is not None and step_time > 0:
             b.st_sum += step_time
             b.st_n += 1
-            self._mark(n.STEP_TIME.key, line)
+            fed.append(K_STEP_TIME)
         sps = s.samples_per_s
         if sps is None and step_time and self.global_batch:
             sps = self.global_batch / step_time
@@ -312,14 +362,14 @@ class Timeline:
         if sps is not None and sps > 0:
             b.sps_sum += sps
             b.sps_n += 1
-            self._mark(n.SAMPLES_PER_SECOND.key, line)
+            fed.append(K_SPS)
         tps = s.tokens_per_s
         if tps is None and sps and self.seq_length:
             tps = sps * self.seq_length
         if tps is not None and tps > 0:
             b.tps_sum += tps
             b.tps_n += 1
-            self._mark(n.TOKENS_PER_SECOND.key, line)
+            fed.append(K_TPS)
 
     # -- events ------------------------------------------------------------------------------
     def event(  # noqa: C901 - one branch per event kind
@@ -395,7 +445,7 @@ class Timeline:
             self._mark("runtime", line)
         elif kind == EventKind.samples_per_second and value is not None:
             self.summary_sps = value
-            self._mark(n.SAMPLES_PER_SECOND.key, line)
+            self._mark(K_SPS, line)
         elif kind == EventKind.global_batch and value and self.given_batch is None:
             self.global_batch = value
         elif kind == EventKind.seq_length and value and self.given_seq is None:
@@ -512,8 +562,10 @@ class Timeline:
         """A zero the formats measure by their silence: the lines that were read make it."""
         if not any(k == key for k, _, _ in self.lines):
             for (k, file, fmt), lines in list(self.lines.items()):
-                if k == n.WORK_DONE[WorkUnit.steps].key or k == n.STEP_TIME.key:
-                    self.lines[(key, file, fmt)] = Lines([list(r) for r in lines.ranges], 0)
+                if k in (K_STEPS, K_STEP_TIME):
+                    copy = Lines([list(r) for r in lines.ranges], 0)
+                    self.lines[(key, file, fmt)] = copy
+                    self._by_source.setdefault((file, fmt), {})[key] = copy
 
     def reject_notes(self) -> list[str]:
         return [
