@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -164,8 +163,8 @@ class FakeLogs:
 
 
 def bench_cloudwatch() -> None:
-    from trncost.metrics.jobs import JobContext, JobSource
     from trncost.metrics.joblogs import MAX_CALLS, JobLogsReader
+    from trncost.metrics.jobs import JobContext, JobSource
     from trncost.metrics.logs.timeline import Timeline
     from trncost.model import Phase, TimingScope
 

@@ -56,6 +56,8 @@ _STANDARD = re.compile(
 def _field(pattern: re.Pattern[str], line: str, pos: int) -> float | None:
     m = pattern.search(line, pos)
     return None if m is None else number(m.group(1))
+
+
 _VALIDATION = re.compile(r"validation loss at iteration\s+\d+[^|]*\|\s*lm loss value:\s*(?P<v>\S+)")
 
 

@@ -51,7 +51,11 @@ class NeMoProgress(LogFormat):
         "train_step_timing), samples/s (consumed samples over time), val_loss, restarts "
         "(Lightning's checkpoint restore lines), the end of training"
     )
-    keys = (b"reduced_train_loss", b"Trainer.fit` stopped", b"Restored all states from the checkpoint")
+    keys = (
+        b"reduced_train_loss",
+        b"Trainer.fit` stopped",
+        b"Restored all states from the checkpoint",
+    )
     step_keys = (b"reduced_train_loss",)
     priority = 80
 

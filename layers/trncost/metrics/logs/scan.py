@@ -9,8 +9,8 @@ Detection: until a training format has yielded a step, every format parses the c
 lines into a scratch counter; the first chunk where one does decides (the most steps, then
 the more specific format), and that chunk is parsed again for real. Companion formats (the
 Neuron compiler's lines) are always read beside the chosen one. From then on the other
-training formats' step lines (their `step_keys`) are only counted: a file with mixed formats is read in its
-main format, the rest reported as lines of other formats.
+training formats' step lines (their `step_keys`) are only counted: a file with mixed formats
+is read in its main format, the rest reported as lines of other formats.
 """
 
 from __future__ import annotations
