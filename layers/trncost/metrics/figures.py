@@ -46,7 +46,17 @@ FIGURE_KEYS: dict[str, tuple[str, ...]] = {
 }
 WORK_FIGURES = ("work.done", "work.quality_meeting", "steady_throughput_samples")
 CLOCK_FIGURES = ("wall.steady_s",)
-ALL_FIGURES = (*WORK_FIGURES, *CLOCK_FIGURES, *FIGURE_KEYS, "billed_instance_seconds")
+# The training loss: whether it stayed finite decides `status` (diverged) and which work is
+# quality-meeting; without an evaluation result the record has no field to hold it, so it is
+# listed under this name.
+LOSS_FIGURE = "loss"
+ALL_FIGURES = (
+    *WORK_FIGURES,
+    *CLOCK_FIGURES,
+    *FIGURE_KEYS,
+    LOSS_FIGURE,
+    "billed_instance_seconds",
+)
 
 
 def _value(trial: TrialRun, figure: str) -> object:
@@ -96,6 +106,9 @@ def figure_provenance(
         found = next((sources[k] for k in candidates if sources.get(k)), None)
         if found:
             add(figure, found)
+    loss = [w for k in FIGURE_KEYS["quality.loss_finite"] for w in sources.get(k, ())]
+    if loss and "quality.loss_finite" not in out:
+        add(LOSS_FIGURE, loss)
     if trial.wall.steady_s > 0:
         add("wall.steady_s", clock)
     if trial.billed_instance_seconds is not None:
