@@ -9,8 +9,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from factories import workload
-from samples import event
+from tests.support.events import load_event as event
+from tests.support.factories import workload
 from trncost.metrics.events import parse_job_event
 from trncost.metrics.joblogs import BATCH_LOG_GROUP, SAGEMAKER_LOG_GROUP, JobLogsReader
 from trncost.metrics.logs.timeline import Timeline

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from factories import workload
-from handlers import FakeContext, api_event, load_handler
+from tests.support.factories import workload
+from tests.support.handlers import FakeContext, api_event, load_handler
 from trncost.services.trial_logs import LOG_IMPORT_MAX_BYTES
 from trncost.settings import LIVE_PRICES_ENV, TABLE_NAME_ENV
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import workload
+from tests.support.factories import workload
 from trncost.errors import LogFormatError
 from trncost.metrics.logs import FORMAT_NAMES, FORMATS
 from trncost.metrics.logs.scan import Reader
