@@ -406,3 +406,27 @@ def test_what_is_sent_is_what_was_signed(env_credentials, capsys):
     assert "no workloads" in capsys.readouterr().out
     assert len(received) == 3 and all(ok for _, ok in received), received
     assert all("host" in h and "x-amz-date" in h for h, _ in received)
+
+
+def test_trial_import_records_through_the_api_once(url, capsys) -> None:
+    # Given a workload on the server
+    from pathlib import Path
+
+    wl = workload(workload_id="wl-import").model_dump(mode="json")
+    TrncostClient(url).post_json("/workloads", wl)
+    log = Path(__file__).resolve().parents[1] / "events" / "logs" / "megatron_llm_epfl.log"
+    args = ["trial", "import", str(log), "--workload", "wl-import", "--phase", "baseline",
+            "--instance-type", "p5.48xlarge", "--instance-count", "4", "--url", url,
+            "--status", "completed", "--json"]  # fmt: skip
+    # When its log is imported, twice
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out)
+    # Then the trial is recorded once, with the log's provenance, and readable from the API
+    assert first["recorded"] is True and again["recorded"] is False
+    trial_id = first["trial"]["trial_id"]
+    assert again["trial"]["trial_id"] == trial_id
+    stored = TrncostClient(url).get_json(f"/trials/{trial_id}")["trial"]
+    assert stored["work"] == {"unit": "samples", "done": 3072.0, "quality_meeting": 3072.0}
+    assert stored["provenance"]["work.done"]["measured_in"][0]["file"] == "megatron_llm_epfl.log"

@@ -84,6 +84,24 @@ def _read(args: argparse.Namespace, facts):  # -> (timeline, results, digest)
     return timeline, results, hashes
 
 
+def _record(client: Any, workload_id: str, trial: TrialRun) -> bool:
+    """POST the record; the same logs imported again (same trial id, same content) are not an
+    error: False, nothing written. Other content under that id is a conflict."""
+    from trncost.errors import ApiError
+    from trncost.model import TrialRun as Run
+
+    try:
+        client.post_json(f"/workloads/{workload_id}/trials", trial.model_dump(mode="json"))
+        return True
+    except ApiError as exc:
+        if exc.status != 409:
+            raise
+        existing = Run.model_validate(client.get_json(f"/trials/{trial.trial_id}")["trial"])
+        if existing.model_dump(exclude={"notes"}) != trial.model_dump(exclude={"notes"}):
+            raise
+        return False
+
+
 def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
     from trncost.model import Phase, TrialStatus
     from trncost.services.trial_logs import LogImportService, TrialFacts, file_digest
@@ -118,16 +136,13 @@ def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
         if not args.dry_run:
             from trncost.client import TrncostClient
 
-            client = TrncostClient(args.url)
-            client.post_json(
-                f"/workloads/{workload.workload_id}/trials", trial.model_dump(mode="json")
-            )
-            recorded = True
+            recorded = _record(TrncostClient(args.url), workload.workload_id, trial)
     except (DomainError, RequestFileError, ClientError, TrncostError, ValueError) as exc:
         return fail(str(exc))
     payload = {
         "trial": trial.model_dump(mode="json"),
         "recorded": recorded,
+        "dry_run": bool(args.dry_run),
         "files": [
             {
                 "file": r.file,
@@ -162,7 +177,11 @@ def _print(console: Console, payload: dict[str, Any], trial: TrialRun) -> None:
             markup=False,
         )
     w = trial.work
-    verb = "recorded" if payload["recorded"] else "would record (dry run)"
+    verb = (
+        "recorded"
+        if payload["recorded"]
+        else ("would record (dry run)" if payload["dry_run"] else "already recorded (same logs)")
+    )
     console.print(
         f"[bold]trial {trial.trial_id} {verb}[/bold]: {trial.status}, {number(w.done)} "
         f"{w.unit} done, {number(w.quality_meeting)} quality-meeting, steady "
