@@ -96,6 +96,15 @@ class LogFormat:
         """Observations of one candidate line; False when the line is not this format's."""
         return False
 
+    # A format's most frequent line may also be read in bulk: `bulk` (one compiled regex run
+    # over the whole buffer, in C) gives the matches with their line starts; `parse_match`
+    # turns one into observations. Lines it matched are not parsed again by `parse`.
+    bulk: ClassVar[re.Pattern[bytes] | None] = None
+    bulk_keys: ClassVar[tuple[bytes, ...] | None] = None  # the keys left beside `bulk`
+
+    def parse_match(self, m: re.Match[bytes], prefix: bytes, number: int, sink: Sink) -> None:
+        """Observations of one `bulk` match; `prefix`: its line before the match."""
+
     def matches_document(self, doc: Any) -> bool:
         return False
 

@@ -53,6 +53,20 @@ _STANDARD = re.compile(
 )
 
 
+_BULK = re.compile(
+    rb"iteration +(?P<it>\d+)/ *\d+ \| consumed samples: +(?P<cs>[^ |\n]+) \| elapsed time per "
+    rb"iteration \(ms\): +(?P<ms>[^ |\n]+) \|[^\n]*? global batch size: +(?P<gbs>[^ |\n]+) \| "
+    rb"lm loss: +(?P<loss>[^ |\n]+) \|[^\n]*?number of nan iterations: +(?P<nan>[^ |\n]+) \|"
+)
+
+
+def _float(raw: bytes | str | None) -> float | None:
+    try:
+        return None if raw is None else float(raw)
+    except ValueError:
+        return None
+
+
 def _field(pattern: re.Pattern[str], line: str, pos: int) -> float | None:
     m = pattern.search(line, pos)
     return None if m is None else number(m.group(1))
@@ -81,6 +95,28 @@ class Megatron(LogFormat):
     # dump (`seq_length ........ 4096`): one pass over the buffer each
     keys = (b" iteration ", b" checkpoint", b"after training is done", b" .....")
     step_keys = (b"elapsed time per iteration",)
+    bulk = _BULK
+    # with the bulk regex reading the standard iteration lines, the keys left to find are the
+    # rarer lines' (a non-standard iteration line still holds " iteration " with a "|")
+    bulk_keys = (b"iteration |", b" checkpoint", b"after training is done", b" .....")
+
+    def parse_match(self, m: re.Match[bytes], prefix: bytes, number_: int, sink: Sink) -> None:
+        ms = _float(m.group("ms"))
+        loss = _float(m.group("loss"))
+        if _float(m.group("nan")):
+            loss = float("nan")
+        sink.step(
+            Step(
+                line=number_,
+                step=float(m.group("it")),
+                loss=loss,
+                consumed_samples=duration(_float(m.group("cs")), "consumed samples", number_, sink),
+                step_time_s=duration(None if ms is None else ms / 1000, "step time", number_, sink),
+                global_batch=_float(m.group("gbs")),
+                at=iso_time(prefix.decode("utf-8", "replace"), 0, 40) if prefix else None,
+            )
+        )
+
     priority = 70
 
     def parse(self, line: str, number_: int, sink: Sink) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -124,6 +125,37 @@ def _hits(fmt: LogFormat, buf: bytes, first_line: int) -> Iterator[tuple[int, st
         line += count(b"\n", counted_to, start)
         counted_to = start
         yield line, buf[start:end].decode("utf-8", "replace")
+
+
+def _read_chunk(fmt: LogFormat, buf: bytes, first_line: int, sink: Timeline, v: Verdict) -> None:
+    """Every line of `buf` that is `fmt`'s, in order: its bulk matches (one regex over the
+    buffer) merged with the other lines holding one of its keys."""
+    rfind, find, count = buf.rfind, buf.find, buf.count
+    items: list[tuple[int, re.Match[bytes] | None]] = []
+    handled: set[int] = set()
+    if fmt.bulk is not None:
+        for found in fmt.bulk.finditer(buf):
+            start = rfind(b"\n", 0, found.start()) + 1
+            if start not in handled:
+                handled.add(start)
+                items.append((start, found))
+    keys = fmt.bulk_keys if fmt.bulk is not None and fmt.bulk_keys is not None else fmt.keys
+    items += [(start, None) for start in _line_starts(keys, buf) if start not in handled]
+    if handled:
+        items.sort(key=lambda item: item[0])
+    line, counted_to = first_line, 0
+    for start, m in items:
+        line += count(b"\n", counted_to, start)
+        counted_to = start
+        v.candidate_lines += 1
+        if m is not None:
+            fmt.parse_match(m, buf[start : m.start()], line, sink)
+            v.matched_lines += 1
+            continue
+        end = find(b"\n", start)
+        text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "replace")
+        if fmt.parse(text, line, sink):
+            v.matched_lines += 1
 
 
 def _holds(keys: tuple[bytes, ...], raw: bytes) -> bool:
@@ -256,10 +288,7 @@ class Reader:
                 tl.use(name, chosen.name)
                 v = verdicts[chosen.name]
                 before = tl.steps_seen
-                for number_, text in _hits(chosen, buf, first_line):
-                    v.candidate_lines += 1
-                    if chosen.parse(text, number_, tl):
-                        v.matched_lines += 1
+                _read_chunk(chosen, buf, first_line, tl, v)
                 v.steps += tl.steps_seen - before
             lines += buf.count(b"\n")
         return self._result(name, chosen, training, companions, verdicts, lines)
