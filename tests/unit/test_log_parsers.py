@@ -218,3 +218,22 @@ def test_throughput_above_the_chips_peak_excludes_the_trial_with_the_reason() ->
     assert why.startswith("throughput above the chip's peak: MFU 1.8")
     assert got.trial.work.quality_meeting == 0 and not got.trial.usable_for_throughput
     assert any(n.startswith("excluded: throughput above the chip's peak") for n in got.trial.notes)
+
+
+def test_the_bulk_path_reads_what_the_line_path_reads(monkeypatch) -> None:
+    # Megatron's standard iteration lines are read by one regex over the buffer; without it
+    # the same lines parse one by one: the same series, the same lines
+    raw = (LOGS / "megatron_mixtral_h100.log").read_text()
+    text = "loading checkpoint from /ckpt at iteration 70\n" + raw + raw.replace(" 7", " 8")
+    data = {"m.log": text.encode()}
+    bulk_tl, _ = read("m.log", data=data, seq_length=4096)
+    from trncost.metrics.logs.megatron import Megatron
+
+    monkeypatch.setattr(Megatron, "bulk", None)
+    line_tl, _ = read("m.log", data=data, seq_length=4096)
+    assert bulk_tl.series() == line_tl.series()
+    assert {k: v.ranges for k, v in bulk_tl.lines.items()} == {
+        k: v.ranges for k, v in line_tl.lines.items()
+    }
+    # the restore line comes first (before any step): a resume, not a failure
+    assert bulk_tl.restores == 1 and bulk_tl.failures == 0
