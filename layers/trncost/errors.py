@@ -138,8 +138,10 @@ class ProtocolError(TrncostError, ValueError):
 class LogFormatError(DomainError):
     """A training log trncost cannot read: `tried` lists each format and why it did not match."""
 
-    def __init__(self, message: str, tried: Sequence[str]) -> None:
-        super().__init__(message, fields=["log"])
+    def __init__(
+        self, message: str, tried: Sequence[str], fields: Sequence[str] | None = None
+    ) -> None:
+        super().__init__(message, fields=list(fields or ["log"]))
         self.tried = list(tried)
 
 

@@ -104,3 +104,10 @@ def test_a_dry_run_writes_nothing_and_an_unknown_workload_is_a_404(api):
     assert status == 200 and got["recorded"] is False
     assert api("GET", f"/trials/{got['trial']['trial_id']}")[0] == 404
     assert api("POST", "/workloads/nope/trials/import", body("megatron_llm_epfl.log"))[0] == 404
+
+
+def test_an_unknown_format_name_is_a_422_naming_the_field(api):
+    status, got = api(
+        "POST", "/workloads/wl-logs/trials/import", body("megatron_llm_epfl.log", format="nope")
+    )
+    assert status == 422 and got["fields"] == ["format"] and "unknown log format" in got["message"]

@@ -179,6 +179,7 @@ class Reader:
                 f"format: unknown log format {forced!r}; one of "
                 f"{', '.join(f.name for f in self.formats)} or auto",
                 tried=[],
+                fields=["format"],
             )
 
     # -- whole documents ---------------------------------------------------------------------
