@@ -55,9 +55,9 @@ _STANDARD = re.compile(
 
 _BULK = re.compile(
     rb"iteration +(?P<it>\d+)/ *\d+ \| consumed samples: +(?P<cs>[^ |\n]+) \| elapsed time per "
-    rb"iteration \(ms\): +(?P<ms>[^ |\n]+) \|[^\n]*? global batch size: +(?P<gbs>[^ |\n]+) \| "
-    rb"lm loss: +(?P<loss>[^ |\n]+) \|[^\n]*?number of nan iterations: +(?P<nan>[^ |\n]+) \|"
-)
+    rb"iteration \(ms\): +(?P<ms>[^ |\n]+) \|[^\n]* global batch size: +(?P<gbs>[^ |\n]+) \| "
+    rb"lm loss: +(?P<loss>[^ |\n]+) \|[^\n]*number of nan iterations: +(?P<nan>[^ |\n]+) \|"
+)  # greedy [^\n]*: each label is once in a line, and backtracking in C beats a lazy scan
 
 
 def _float(raw: bytes | str | None) -> float | None:

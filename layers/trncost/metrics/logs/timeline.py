@@ -72,6 +72,20 @@ class Lines:
             r[-1][1] = line
 
 
+def merged(parts: list[Lines]) -> Lines:
+    """One Lines of several (ranges sorted and joined, at most MAX_RANGES; counts added)."""
+    if len(parts) == 1:
+        return parts[0]
+    ranges = sorted(list(r) for p in parts for r in p.ranges)
+    out: list[list[int]] = []
+    for first, last in ranges:
+        if out and (first <= out[-1][1] + 1 or len(out) >= MAX_RANGES):
+            out[-1][1] = max(out[-1][1], last)
+        else:
+            out.append([first, last])
+    return Lines(out, sum(p.count for p in parts))
+
+
 class _Bin:
     """One minute of the trial: work done in it, and sums for its means."""
 
@@ -106,7 +120,9 @@ class Timeline:
         self.format = ""
         self.mode: str | None = None  # timestamps | elapsed | step_time
         self.bins: dict[int, _Bin] = {}
-        self.lines: dict[tuple[str, str, str], Lines] = {}
+        self._direct: dict[tuple[str, str, str], Lines] = {}  # (key, file, format) → lines
+        # the step path marks one Lines per (file, format, keys fed): one update a line
+        self._groups: dict[tuple[str, str, tuple[str, ...]], Lines] = {}
         self._by_source: dict[tuple[str, str], dict[str, Lines]] = {}
         self._here: dict[str, Lines] = self._by_source.setdefault(("", ""), {})
         self.t_first: float | None = None
@@ -163,7 +179,7 @@ class Timeline:
         for key in keys:
             found = here.get(key)
             if found is None:
-                found = here[key] = self.lines[(key, self.file, self.format)] = Lines()
+                found = here[key] = self._direct[(key, self.file, self.format)] = Lines()
             r = found.ranges
             if r and line > r[-1][1]:
                 found.count += 1
@@ -173,6 +189,17 @@ class Timeline:
                     r.append([line, line])
             else:
                 found.add(line)
+
+    @property
+    def lines(self) -> dict[tuple[str, str, str], Lines]:
+        """(key, file, format) → the lines that fed the key: events' and steps' merged."""
+        parts: dict[tuple[str, str, str], list[Lines]] = {
+            where: [found] for where, found in self._direct.items()
+        }
+        for (file, fmt, keys), found in self._groups.items():
+            for key in keys:
+                parts.setdefault((key, file, fmt), []).append(found)
+        return {where: merged(found) for where, found in parts.items()}
 
     def reject(self, line: int, why: str) -> None:
         found = self.rejects.get(why)
@@ -276,7 +303,19 @@ class Timeline:
                 self.diverged = True
                 fed.append(K_BAD_LOSS)
         if fed:
-            self._marks(line, fed)
+            group_key = (self.file, self.format, tuple(fed))
+            group = self._groups.get(group_key)
+            if group is None:
+                group = self._groups[group_key] = Lines()
+            r = group.ranges
+            if r and line > r[-1][1]:
+                group.count += 1
+                if line == r[-1][1] + 1 or len(r) >= MAX_RANGES:
+                    r[-1][1] = line
+                else:
+                    r.append([line, line])
+            else:
+                group.add(line)
 
     def _check_first(self, d_steps: float | None) -> None:
         """Count the first line's work from 0 when the run began in this log."""
@@ -560,11 +599,12 @@ class Timeline:
 
     def _mark_all(self, key: str) -> None:
         """A zero the formats measure by their silence: the lines that were read make it."""
-        if not any(k == key for k, _, _ in self.lines):
-            for (k, file, fmt), lines in list(self.lines.items()):
+        current = self.lines
+        if not any(k == key for k, _, _ in current):
+            for (k, file, fmt), lines in current.items():
                 if k in (K_STEPS, K_STEP_TIME):
                     copy = Lines([list(r) for r in lines.ranges], 0)
-                    self.lines[(key, file, fmt)] = copy
+                    self._direct[(key, file, fmt)] = copy
                     self._by_source.setdefault((file, fmt), {})[key] = copy
 
     def reject_notes(self) -> list[str]:
