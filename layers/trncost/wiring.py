@@ -110,7 +110,8 @@ class Wiring:
     def trials(self) -> TrialService:
         from trncost.services.trials import TrialService
 
-        return TrialService(self.records)
+        # every trial record is written and announced ("Trial Recorded") through it
+        return TrialService(self.records, publisher=self.publisher)
 
     @cached_property
     def log_imports(self) -> LogImportService:
@@ -146,6 +147,7 @@ class Wiring:
             claims=self.claims,
             collector=self.collector,
             publisher=self.publisher,
+            trials=self.trials,
         )
 
     @cached_property

@@ -31,6 +31,7 @@ def _view(version: EstimateVersion) -> EstimateView:
         version=version.version,
         created_at=version.created_at,
         reason=version.reason,
+        changes=version.changes,
         report_url=f"/estimates/{quote(version.estimate_id)}/report?version={version.version}",
         created_by=version.created_by,
         estimate=version.estimate,

@@ -22,6 +22,7 @@ from trncost.model import (
     Workload,
 )
 from trncost.model.analysis import Credits
+from trncost.model.changes import FigureChange
 from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
 from trncost.model.price import PriceSnapshot, Rejection
 
@@ -81,6 +82,9 @@ class EstimateView(Schema):
     version: int
     created_at: str
     reason: str
+    changes: list[FigureChange] = Field(
+        default_factory=list, description="the figures that moved since the version before"
+    )
     report_url: str
     created_by: str | None = Field(default=None, description=f"who asked for it: {CALLER}")
     estimate: Estimate
@@ -89,7 +93,12 @@ class EstimateView(Schema):
 class VersionInfo(Schema):
     version: int
     created_at: str
-    reason: str
+    reason: str = Field(description="what made it: created, trial <id> recorded, price snapshot …")
+    changes: list[FigureChange] = Field(
+        default_factory=list,
+        description="the figures that moved since the version before, from what to what "
+        "(a version is added only when one does)",
+    )
 
 
 class RefreshFailureView(Schema):

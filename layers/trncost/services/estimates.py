@@ -1,6 +1,11 @@
 """Estimates as stored, versioned things: create one, read its versions and its report,
-recompute it when its evidence or its prices change. A version is added only when the inputs
-changed (same inputs, same estimate: a repeated event changes nothing).
+recompute it when its evidence or its prices change.
+
+The refresh rule: a version is added only when the estimate's *figures* change (totals, line
+items, time, throughput, pending terms, warnings: `trncost.estimate.changes`), and it lists
+what changed, from what to what. Unchanged inputs are not even recomputed (the fingerprint);
+changed inputs that leave every figure where it was (a trial of another instance type, a new
+snapshot with the same prices) add nothing. A repeated event changes nothing.
 
 A refresh is isolated per estimate: one that cannot be recomputed (its inputs out of range, a
 stored record that no longer validates, missing evidence) is recorded as a refresh failure of
@@ -25,6 +30,7 @@ from trncost import aws
 from trncost.errors import Busy, DomainError, NoPrices, NotFound, Unavailable
 from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, Estimate, EstimateInput, PriceSnapshot
+from trncost.model.changes import FigureChange
 from trncost.store.prices import PriceStore
 from trncost.store.records import (
     EstimateDefinition,
@@ -56,6 +62,13 @@ def estimate(inp: EstimateInput) -> Estimate:
     from trncost.estimate import estimate as compute
 
     return compute(inp)
+
+
+def _changes(before: Estimate, after: Estimate) -> list[FigureChange]:
+    """The figures that moved (trncost.estimate.changes, loaded with the engine)."""
+    from trncost.estimate.changes import changes
+
+    return changes(before, after)
 
 
 def fingerprint(inp: EstimateInput, definition: EstimateDefinition) -> str:
@@ -102,7 +115,7 @@ class EstimateService:
         return found
 
     def versions(self, estimate_id: str) -> list[dict[str, Any]]:
-        """Every version's number, time and reason, oldest first."""
+        """Every version's number, time, reason and changes, oldest first."""
         versions = self.records.list_versions(estimate_id)
         if not versions:
             raise NotFound(f"estimate {estimate_id} not found")
@@ -191,12 +204,13 @@ class EstimateService:
     def recompute(
         self, definition: EstimateDefinition, reason: str, attempts: int = 10
     ) -> Refreshed:
-        """A new version from the current inputs, unless they are unchanged.
+        """A new version from the current inputs, unless its figures are those of the latest.
 
         The latest version is read before the inputs and the next number is then taken
         exactly: if another refresh took it meanwhile, its inputs may be newer than ours, so
         the inputs are read again and the estimate recomputed — a newer version is never
-        computed from older evidence.
+        computed from older evidence. "Figures unchanged" is answered only while the version
+        compared against is still the latest.
         """
         eid = definition.estimate_id
         for _ in range(attempts):
@@ -209,6 +223,11 @@ class EstimateService:
                 result = estimate(inp)
             except (DomainError, NotFound) as exc:
                 return self._failed(eid, reason, str(exc))
+            moved = _changes(latest.estimate, result) if latest is not None else []
+            if latest is not None and not moved:
+                if self.records.latest_version_number(eid) == latest.version:
+                    return Refreshed(eid, None, "figures unchanged")
+                continue  # another refresh stored a version meanwhile: compare with it
             version = EstimateVersion(
                 estimate_id=eid,
                 version=(latest.version if latest else 0) + 1,
@@ -217,6 +236,7 @@ class EstimateService:
                 fingerprint=fp,
                 estimate=result,
                 created_by=definition.created_by,
+                changes=moved,
             )
             if self.records.put_version(version):
                 return Refreshed(eid, version.version, reason)

@@ -32,7 +32,6 @@ from typing import Any, Protocol
 from trncost import aws, safejson
 from trncost.bus import EventPublisher
 from trncost.errors import Busy, PublishFailed, RecordError, Unavailable, UnusableEvent
-from trncost.events import DetailType
 from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import MetricsReader, Series
 from trncost.metrics.events import parse_job_event
@@ -43,6 +42,7 @@ from trncost.metrics.names import AGENT_NAMESPACE, TRIAL_DIMENSION, trial_querie
 from trncost.metrics.record import build_trial_record
 from trncost.metrics.sagemaker import TrainingJobFacts, TrainingJobReader
 from trncost.model import Candidate, MeasuredIn, TrialRun, Workload, WorkUnit
+from trncost.services.trials import TrialService
 from trncost.store.ingest import Claim, IngestStore, RejectedIngest
 from trncost.store.records import RecordStore
 
@@ -115,6 +115,7 @@ class IngestService:
         publisher: EventPublisher | None = None,
         clock: Callable[[], datetime] = _now,
         lease_s: int = LEASE_S,
+        trials: TrialService | None = None,
     ) -> None:
         self.records = records
         self.claims = claims
@@ -122,6 +123,8 @@ class IngestService:
         self.publisher = publisher
         self.clock = clock
         self.lease_s = lease_s
+        # the one way a trial record is written and announced ("Trial Recorded")
+        self.trials = trials or TrialService(records, clock, publisher)
 
     def reject(self, event: Any, reason: str) -> IngestOutcome:
         """Keep an event that cannot become a trial record, with the reason."""
@@ -185,7 +188,9 @@ class IngestService:
         trial, notes = self.collector.collect(ctx, workload)
         if notes and trial.notes != notes:
             trial = trial.model_copy(update={"notes": list(notes)})
-        written = self.records.put_trial(trial, now.isoformat(), str(ctx.source))
+        # Written once; "Trial Recorded" is published on every first ingest of this (job,
+        # status), so an event lost to a crash after the write is sent on the retry.
+        written = self.trials.record(trial, str(ctx.source), now)
         if written:
             outcome = IngestOutcome(
                 "recorded",
@@ -200,20 +205,6 @@ class IngestService:
                 f"trial {trial.trial_id} was already recorded; {ctx.status} changes nothing",
                 trial.trial_id,
                 trial.workload_id,
-            )
-        if self.publisher is not None:
-            # Published on every first ingest of this (job, status), so an event lost to a
-            # crash after the write is sent on the retry; refreshes of unchanged inputs add
-            # no version, so a repeat changes nothing.
-            self.publisher.publish(
-                DetailType.trial_recorded,
-                {
-                    "workload_id": trial.workload_id,
-                    "trial_id": trial.trial_id,
-                    "phase": trial.phase.value,
-                    "status": trial.status.value,
-                    "outcome": outcome.status,
-                },
             )
         return outcome
 

@@ -1,8 +1,14 @@
 """Workloads and their trial records: create or import one, read one, list them.
 
 Records are written once: a workload or trial id that is taken is a Conflict, an id that
-names nothing is NotFound. A trial imported here is recorded with source "api" (the ingest
-records the others, see `trncost.services.ingest`).
+names nothing is NotFound.
+
+`TrialService.record` is the one way a trial record is written, whatever way it arrived (the
+API's `POST /workloads/{id}/trials` with source "api", a log import, the ingest of a finished
+job or an agent's event): it writes the record once and publishes "Trial Recorded", which
+refreshes the estimates of the trial's workload (the refresh Lambda). It publishes on a repeat
+too, so an announcement lost to a crash after the write is sent by the retry; a refresh that
+finds no figure changed adds no version, so a repeat changes nothing.
 """
 
 from __future__ import annotations
@@ -10,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from trncost.bus import EventPublisher
 from trncost.errors import Conflict, DomainError, NotFound
+from trncost.events import DetailType
 from trncost.model import TrialRun, Workload
 from trncost.store.records import Page, RecordStore
 
@@ -22,9 +30,15 @@ def _now() -> datetime:
 
 
 class TrialService:
-    def __init__(self, records: RecordStore, clock: Callable[[], datetime] = _now) -> None:
+    def __init__(
+        self,
+        records: RecordStore,
+        clock: Callable[[], datetime] = _now,
+        publisher: EventPublisher | None = None,
+    ) -> None:
         self.records = records
         self.clock = clock
+        self.publisher = publisher
 
     # -- workloads -------------------------------------------------------------------------
     def create_workload(self, workload: Workload, created_by: str | None = None) -> Workload:
@@ -42,8 +56,39 @@ class TrialService:
         return self.records.list_workloads(limit, cursor)
 
     # -- trials ----------------------------------------------------------------------------
+    def record(
+        self,
+        trial: TrialRun,
+        source: str,
+        recorded_at: datetime | None = None,
+        recorded_by: str | None = None,
+    ) -> bool:
+        """Write the trial record once and publish "Trial Recorded" (its workload's estimates
+        refresh). True when this call wrote it, False when the trial id was recorded before
+        (published again: see the module's docstring). `recorded_by`: the caller who imported
+        it (None: ingested from its job's event)."""
+        at = (recorded_at or self.clock()).isoformat()
+        written = self.records.put_trial(trial, at, source, recorded_by)
+        if self.publisher is not None:
+            self.publisher.publish(
+                DetailType.trial_recorded,
+                {
+                    "workload_id": trial.workload_id,
+                    "trial_id": trial.trial_id,
+                    "phase": trial.phase.value,
+                    "status": trial.status.value,
+                    "source": source,
+                    "outcome": "recorded" if written else "already_recorded",
+                },
+            )
+        return written
+
     def import_trial(
-        self, workload_id: str, trial: TrialRun, recorded_by: str | None = None
+        self,
+        workload_id: str,
+        trial: TrialRun,
+        recorded_by: str | None = None,
+        source: str = "api",
     ) -> TrialRun:
         """Record a trial the caller measured, under the workload the path names, noting the
         caller (`recorded_by`)."""
@@ -52,7 +97,7 @@ class TrialService:
             raise DomainError(
                 f"workload_id: the trial names {trial.workload_id}, the path {workload_id}"
             )
-        if not self.records.put_trial(trial, self.clock().isoformat(), "api", recorded_by):
+        if not self.record(trial, source, recorded_by=recorded_by):
             raise Conflict(f"trial {trial.trial_id} exists")
         return trial
 

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
-from pydantic import Field, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from trncost.errors import Conflict
 from trncost.model import Assumptions, Candidate, Estimate, TrialRun, Workload
+from trncost.model.changes import FigureChange
 from trncost.model.common import DomainModel, Identifier
 from trncost.store.base import Repository, decode_cursor, encode_cursor
 from trncost.store.schema import (
@@ -34,6 +35,7 @@ from trncost.store.schema import (
 )
 
 GSI = TABLE.indexes[0].name
+_CHANGES = TypeAdapter(list[FigureChange])
 
 
 class EstimateDefinition(DomainModel):
@@ -77,6 +79,15 @@ class EstimateVersion(DomainModel):
     created_by: str | None = Field(
         default=None, description="who asked for the estimate (IAM ARN); refreshes keep it"
     )
+    changes: list[FigureChange] = Field(
+        default_factory=list, description="the figures that moved since the version before"
+    )
+
+
+def _changes(item: dict[str, Any]) -> list[FigureChange]:
+    """A stored version's changes (versions stored before they were kept have none)."""
+    raw = item.get("changes")
+    return _CHANGES.validate_json(raw) if raw else []
 
 
 @dataclass(frozen=True)
@@ -268,6 +279,7 @@ class RecordStore(Repository):
                 "fingerprint": version.fingerprint,
                 "estimate": version.estimate.model_dump_json(),
                 **({"created_by": version.created_by} if version.created_by else {}),
+                "changes": _CHANGES.dump_json(version.changes).decode(),
             }
         )
 
@@ -315,6 +327,7 @@ class RecordStore(Repository):
             fingerprint=item["fingerprint"],
             estimate=Estimate.model_validate_json(item["estimate"]),
             created_by=item.get("created_by"),
+            changes=_changes(item),
         )
 
     def list_versions(self, estimate_id: str) -> list[dict[str, Any]]:
@@ -324,6 +337,11 @@ class RecordStore(Repository):
             ConsistentRead=True,
         )
         return [
-            {"version": int(i["version"]), "created_at": i["created_at"], "reason": i["reason"]}
+            {
+                "version": int(i["version"]),
+                "created_at": i["created_at"],
+                "reason": i["reason"],
+                "changes": _changes(i),
+            }
             for i in items
         ]
