@@ -6,6 +6,7 @@ in-process handlers, and tests set them with monkeypatch. Each model reads its v
 environment it passes to the processes it starts aside (tests/unit/test_layering.py checks).
 
     Settings           the Lambdas and the local runtime: table, bus, prices, trial plans
+    LocalRuns          the local runtime only: trial plan runs as processes on this machine
     TrialStepSettings  what the trial steps Lambda gives the launchers (role, profile, bus)
     LocalSettings      the local runtime: where it keeps its state, how much it logs
     AgentSettings      the trial agent inside a training job (not read by the Lambdas)
@@ -37,6 +38,12 @@ AGENT_BUS_ENV = "TRNCOST_AGENT_BUS"
 PLAN_MAX_BUDGET_ENV = "TRNCOST_TRIAL_PLAN_MAX_BUDGET_USD"
 PLAN_MAX_RUN_HOURS_ENV = "TRNCOST_TRIAL_PLAN_MAX_RUN_HOURS"
 URL_ENV = "TRNCOST_URL"  # the CLI: the API base URL when --url is not given
+DEFAULT_LAUNCHER_ENV = "TRNCOST_DEFAULT_LAUNCHER"  # the launcher of a plan that names none
+# Set by the local runtime only: trial plans may use the `local` launcher (a process on this
+# machine), whose runs write their output under this directory.
+LOCAL_RUNS_DIR_ENV = "TRNCOST_LOCAL_RUNS_DIR"
+MOTO_PORT_ENV = "MOTO_PORT"  # moto's own: where its Step Functions calls Lambda (local runtime)
+REGION_ENV = "AWS_DEFAULT_REGION"  # botocore's own; the local runtime's region
 STATE_DIR_ENV = "TRNCOST_STATE_DIR"  # the local runtime's state file (default ~/.cache/trncost)
 LOG_LEVEL_ENV = "POWERTOOLS_LOG_LEVEL"  # Powertools' own; the local runtime passes it on
 
@@ -82,6 +89,29 @@ class PlanLimits(BaseModel):
         )
 
 
+class LocalRuns(BaseModel):
+    """Where the local runtime runs trial plan runs as processes (the `local` launcher): only
+    set there, so a deployed stage refuses a local plan."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    runs_dir: Path = Field(description="each run's output: <runs_dir>/<trial id>.log")
+    region: str = Field(description="the runtime's region: its runs are recorded there")
+    bus_name: str | None = Field(description="where the agent sends its event")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LocalRuns | None:
+        env = _env(env)
+        runs_dir = env.get(LOCAL_RUNS_DIR_ENV)
+        if not runs_dir:
+            return None
+        return cls(
+            runs_dir=Path(runs_dir),
+            region=env.get(REGION_ENV) or "us-east-1",
+            bus_name=env.get(BUS_NAME_ENV) or None,
+        )
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -92,6 +122,8 @@ class Settings(BaseModel):
     live_prices: bool = True  # may the API query the Price List API (POST /prices/snapshots)
     state_machine_arn: str | None = None  # the trial plan state machine the API starts
     plan_limits: PlanLimits = Field(default_factory=PlanLimits)
+    default_launcher: str | None = None  # a plan that names no launcher gets this one
+    local_runs: LocalRuns | None = None  # the local runtime only
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -105,6 +137,8 @@ class Settings(BaseModel):
             live_prices=env.get(LIVE_PRICES_ENV, "true").lower() not in ("false", "0", "no"),
             state_machine_arn=env.get(STATE_MACHINE_ARN_ENV) or None,
             plan_limits=PlanLimits.from_env(env),
+            default_launcher=env.get(DEFAULT_LAUNCHER_ENV) or None,
+            local_runs=LocalRuns.from_env(env),
         )
 
 

@@ -155,22 +155,25 @@ class Wiring:
         from trncost.services.trial_plans import TrialPlanService
 
         # its Step Functions client is made when a plan is first started or described
+        settings = self.settings
         return TrialPlanService(
             self.plans,
             self.records,
-            state_machine_arn=self.settings.state_machine_arn,
-            limits=self.settings.plan_limits,
+            state_machine_arn=settings.state_machine_arn,
+            limits=settings.plan_limits,
+            default_launcher=settings.default_launcher,
+            local_runs=settings.local_runs,
         )
 
     @cached_property
     def trial_steps(self) -> TrialSteps:
-        from trncost.launch.adapters import launcher_for
+        from trncost.launch.adapters import Launchers
         from trncost.services.trial_steps import TrialSteps, price_lookup_from
 
         return TrialSteps(
             plans=self.plans,
             records=self.records,
-            launchers=launcher_for,
+            launchers=Launchers(self.settings.local_runs),
             prices=price_lookup_from(self.prices.latest),
             defaults=self.trial_step_settings,
         )

@@ -110,14 +110,47 @@ def test_bad_plans_are_4xx_naming_the_field(api) -> None:
     assert api.sfn.list_executions(stateMachineArn=api.arn)["executions"] == []
 
 
-def test_step_functions_down_is_503_and_a_retry_starts_the_stored_plan(api) -> None:
-    api.service.state_machine_arn = None
+class _Down:
+    """Step Functions answering StartExecution with a 503 (after botocore's retries)."""
+
+    def __init__(self, sfn) -> None:
+        self.sfn = sfn
+
+    def start_execution(self, **kwargs):
+        from botocore.exceptions import ClientError
+
+        raise ClientError(
+            {
+                "Error": {"Code": "ServiceUnavailable", "Message": "try again"},
+                "ResponseMetadata": {"HTTPStatusCode": 503},
+            },
+            "StartExecution",
+        )
+
+    def __getattr__(self, name):
+        return getattr(self.sfn, name)
+
+
+def test_step_functions_down_is_503_the_plan_says_not_started_and_a_retry_starts_it(api) -> None:
+    api.service._sfn = _Down(api.sfn)
     status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
     assert status == 503 and body["error"] == "upstream_unavailable"
-    api.service.state_machine_arn = api.arn
+    assert "plan-1 is stored but not started" in body["message"]
+    # the stored plan does not stay "submitted" silently: it says why it did not start
+    status, stored = api("GET", "/trial-plans/plan-1")
+    assert status == 200 and stored["status"] == "not_started"
+    assert "ServiceUnavailable" in stored["reasons"][0]
+    api.service._sfn = api.sfn
     status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
     assert status == 200 and body["execution_arn"]
     assert len(api.sfn.list_executions(stateMachineArn=api.arn)["executions"]) == 1
+
+
+def test_without_a_state_machine_nothing_is_stored(api) -> None:
+    api.service.state_machine_arn = None
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
+    assert status == 503 and "no trial plan state machine configured" in body["message"]
+    assert api("GET", "/trial-plans/plan-1")[0] == 404
 
 
 def test_get_shows_phases_trials_spend_and_gates(api) -> None:

@@ -94,6 +94,7 @@ ENVIRONMENT_EXCEPTIONS = {
     "cli/remote.py": {"os.environ.get"},  # the --url flag's default ($TRNCOST_URL)
     "cli/trial_import.py": {"os.environ.get"},  # the same --url flag's default
     "cli/trial.py": {"os.environ"},  # the environment of the training command it starts
+    "launch/local.py": {"os.environ.copy"},  # the environment of the local run it starts
 }
 
 

@@ -283,3 +283,38 @@ def test_structure_polling_is_bounded_and_every_path_ends() -> None:
             seen.add(cur)
             todo.extend(reach[cur])
         assert seen & ends, name
+
+
+# --- the local launcher's plans ----------------------------------------------------------------
+LOCAL = {
+    "launcher": "local",
+    "image": None,
+    "role_arn": None,
+    "sagemaker": None,
+    "dataset_uri": None,
+    "candidates": [{"instance_type": "c7i.16xlarge", "instance_count": 1, "region": "us-east-1"}],
+    "target": {"steps": 40, "instance_counts": [1]},
+}
+
+
+def test_a_local_plan_needs_no_image_role_or_dataset() -> None:
+    p = TrialPlan.model_validate(plan_data(**LOCAL))
+    assert p.launcher == LauncherKind.local and p.dataset_uri is None
+    assert [r.instance_count for r in p.schedule()] == [1, 1, 1, 1, 1]
+
+
+def test_a_local_plan_measures_one_instance_only() -> None:
+    two = [{"instance_type": "c7i.16xlarge", "instance_count": 2, "region": "us-east-1"}]
+    msg = _errors(**{**LOCAL, "candidates": two, "target": {"steps": 4, "instance_counts": [1, 2]}})
+    assert "candidates.0.instance_count: a local run is one process" in msg
+    assert "target.instance_counts: a local run is one process" in msg
+    assert "the local launcher runs the command on this machine" in _errors(
+        **{**LOCAL, "image": "img:1"}
+    )
+    assert "use c7i.16xlarge" in _errors(
+        **{**LOCAL, "candidates": [{**LOCAL["candidates"][0], "instance_type": "ml.c7i.16xlarge"}]}
+    )
+
+
+def test_sagemaker_still_needs_a_dataset() -> None:
+    assert "dataset_uri: the sagemaker launcher needs it" in _errors(dataset_uri=None)

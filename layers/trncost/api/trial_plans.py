@@ -10,7 +10,9 @@ repeat starts the stored plan).
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
 
 from trncost.api.context import Id, caller, router, services
 from trncost.api.schemas import Schema
@@ -18,7 +20,9 @@ from trncost.model.common import Identifier
 from trncost.model.trial import Phase
 from trncost.services.trial_plans import PlanState, RunState
 from trncost.workflow.gates import GateResult
-from trncost.workflow.plan import PlanId, TrialPlan
+from trncost.workflow.plan import LauncherKind, PlanId, TrialPlan
+
+Argument = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 
 routes = router()
 
@@ -26,10 +30,20 @@ routes = router()
 # -- models -----------------------------------------------------------------------------------
 class TrialPlanRequest(TrialPlan):
     """A TrialPlan; `workload_id` comes from the path, `plan_id` defaults to a hash of the
-    request (so the same request is the same plan)."""
+    request (so the same request is the same plan), `launcher` to the deployment's default
+    (`local` under the local runtime, `make run`: each run a process on that machine; none on
+    AWS), and a local plan's `entry_command` to the bundled tiny training
+    (`python examples/train_tiny.py`)."""
 
     plan_id: PlanId | None = None  # type: ignore[assignment]
     workload_id: Identifier | None = None  # type: ignore[assignment]
+    launcher: LauncherKind | None = None  # type: ignore[assignment]
+    entry_command: list[Argument] | None = Field(  # type: ignore[assignment]
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="the training command and its arguments (local: default the tiny training)",
+    )
 
 
 class PhaseView(Schema):
@@ -47,7 +61,9 @@ class TrialPlanView(Schema):
     plan_id: str
     workload_id: str
     status: str = Field(
-        description="submitted | running | completed | gate_failed | budget_cap | timeout | failed"
+        description="submitted | not_started (Step Functions did not start it: see reasons; "
+        "submitting it again starts it) | running | completed | gate_failed | budget_cap | "
+        "timeout | failed"
     )
     execution_arn: str | None
     execution_status: str | None = Field(default=None, description="as Step Functions says")
@@ -83,7 +99,7 @@ def plan_view(state: PlanState, execution_status: str | None = None) -> TrialPla
                 status = "passed" if gate.passed else "failed"
             elif runs:
                 status = "running"
-            elif ci in state.dropped or state.status not in ("submitted", "running"):
+            elif ci in state.dropped or state.status not in ("submitted", "not_started", "running"):
                 status = "skipped"
             else:
                 status = "pending"

@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 from trncost.launch.base import Launcher
 from trncost.launch.support import LauncherKind
+from trncost.settings import LocalRuns
 
 
-@cache
-def launcher_for(kind: LauncherKind) -> Launcher:
-    if kind == LauncherKind.sagemaker:
-        from trncost.launch.sagemaker import SageMakerLauncher
+class Launchers:
+    """`launchers(kind)` → that kind's launcher, made on first use and kept. `local_runs` is
+    the local runtime's (None anywhere else: the local launcher then refuses every launch)."""
 
-        return SageMakerLauncher()
-    if kind == LauncherKind.ec2:
-        from trncost.launch.ec2 import Ec2Launcher
+    def __init__(self, local_runs: LocalRuns | None = None) -> None:
+        self.local_runs = local_runs
+        self._made: dict[LauncherKind, Launcher] = {}
 
-        return Ec2Launcher()
-    from trncost.launch.batch import BatchLauncher
+    def __call__(self, kind: LauncherKind) -> Launcher:
+        if kind not in self._made:
+            self._made[kind] = self._make(LauncherKind(kind))
+        return self._made[kind]
 
-    return BatchLauncher()
+    def _make(self, kind: LauncherKind) -> Launcher:
+        if kind == LauncherKind.sagemaker:
+            from trncost.launch.sagemaker import SageMakerLauncher
+
+            return SageMakerLauncher()
+        if kind == LauncherKind.ec2:
+            from trncost.launch.ec2 import Ec2Launcher
+
+            return Ec2Launcher()
+        if kind == LauncherKind.local:
+            from trncost.launch.local import LocalLauncher
+
+            return LocalLauncher(self.local_runs)
+        from trncost.launch.batch import BatchLauncher
+
+        return BatchLauncher()

@@ -63,7 +63,7 @@ class LaunchRequest:
     instance_count: int
     region: str
     entry_command: list[str]
-    dataset_uri: str
+    dataset_uri: str | None
     steps: int
     max_run_seconds: int
     hyperparameters: dict[str, str] = field(default_factory=dict)
@@ -94,13 +94,16 @@ class LaunchRequest:
         return {parameter_name(k): v for k, v in self.tags().items()}
 
     def environment(self) -> dict[str, str]:
-        """What the trial agent in the job reads (trncost.agent)."""
-        return {
+        """What the trial agent in the job reads (trncost.agent), and the training the steps of
+        its phase (TRNCOST_STEPS) and its data (TRNCOST_DATASET_URI, when the plan gives it)."""
+        env = {
             "TRNCOST_TRIAL_ID": self.trial_id,
             "TRNCOST_TAGS": ",".join(f"{k}={v}" for k, v in sorted(self.tags().items())),
             "TRNCOST_STEPS": str(self.steps),
-            "TRNCOST_DATASET_URI": self.dataset_uri,
         }
+        if self.dataset_uri:
+            env["TRNCOST_DATASET_URI"] = self.dataset_uri
+        return env
 
 
 @dataclass(frozen=True)

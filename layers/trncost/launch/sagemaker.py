@@ -33,8 +33,10 @@ class SageMakerLauncher:
 
     @staticmethod
     def create_kwargs(r: LaunchRequest) -> dict[str, Any]:
-        if not r.image or not r.role_arn:
-            raise LaunchRejected(f"{r.trial_id}: SageMaker needs a training image and a role ARN")
+        if not r.image or not r.role_arn or not r.dataset_uri:
+            raise LaunchRejected(
+                f"{r.trial_id}: SageMaker needs a training image, a role ARN and a dataset URI"
+            )
         output = r.settings.get("output_uri")
         if not output:
             raise LaunchRejected(f"{r.trial_id}: SageMaker needs sagemaker.output_uri")

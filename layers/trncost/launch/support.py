@@ -7,6 +7,9 @@ can refuse an impossible plan at submission (a 4xx), before anything is launched
   the one place to change when that changes.
 - `ec2` (RunInstances) and `batch` (SubmitJob onto EC2 compute environments) take EC2 types,
   without the `ml.` prefix.
+- `local` (a process on the machine of the local runtime, `make run`) takes EC2 types too: the
+  type is the label the run is recorded and priced under, and one instance is all a local run
+  can measure (`LOCAL_INSTANCE_COUNT`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ class LauncherKind(StrEnum):
     sagemaker = "sagemaker"
     ec2 = "ec2"
     batch = "batch"
+    local = "local"
+
+
+LOCAL_INSTANCE_COUNT = 1  # a local run is one process on one machine
 
 
 SAGEMAKER_UNAVAILABLE_FAMILIES = frozenset({"trn3"})

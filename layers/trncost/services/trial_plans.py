@@ -3,10 +3,18 @@ and read one back with what Step Functions says of its execution.
 
 Idempotent: the execution is named after the plan id (given, or derived from the request's
 content), and the plan is written once. Submitting the same plan again starts nothing and
-answers the plan as it stands; the same id with a different plan is a Conflict. If an earlier
-submission stored the plan but could not start it (Step Functions unavailable), the repeat
-starts it. Step Functions' own StartExecution is idempotent for the same name and input.
-What each step of an execution does is `trncost.services.trial_steps`.
+answers the plan as it stands; the same id with a different plan is a Conflict. Step
+Functions' own StartExecution is idempotent for the same name and input. What each step of an
+execution does is `trncost.services.trial_steps`.
+
+A plan is never left "submitted" silently: with no state machine configured nothing is stored
+(Unavailable); when Step Functions does not start a stored plan, the plan says so (status
+`not_started`, with the reason) and the repeated request starts it.
+
+A plan that names no launcher gets the deployment's default (`local` under the local runtime;
+none on AWS, where the plan must name one). The `local` launcher (a process on the machine of
+the local runtime) is refused anywhere else; its plan's command defaults to the bundled tiny
+training, and its candidates must be in the runtime's region (where its runs are recorded).
 """
 
 from __future__ import annotations
@@ -19,10 +27,11 @@ from typing import Any
 
 from trncost import aws
 from trncost.errors import Conflict, InvalidInput, NotFound, Unavailable
-from trncost.settings import STATE_MACHINE_ARN_ENV, PlanLimits
+from trncost.launch.support import LauncherKind
+from trncost.settings import STATE_MACHINE_ARN_ENV, LocalRuns, PlanLimits
 from trncost.store.plans import PlanState, PlanStore, RunState
 from trncost.store.records import RecordStore
-from trncost.workflow.plan import TrialPlan, derive_plan_id
+from trncost.workflow.plan import LOCAL_DEFAULT_COMMAND, TrialPlan, derive_plan_id
 
 log = logging.getLogger(__name__)
 __all__ = ["PlanState", "RunState", "TrialPlanService", "execution_arn_for"]
@@ -46,6 +55,8 @@ class TrialPlanService:
         state_machine_arn: str | None = None,
         clock: Callable[[], datetime] = _now,
         limits: PlanLimits | None = None,
+        default_launcher: str | None = None,
+        local_runs: LocalRuns | None = None,
     ) -> None:
         self.plans = plans
         self.records = records
@@ -53,6 +64,8 @@ class TrialPlanService:
         self.state_machine_arn = state_machine_arn
         self.clock = clock
         self.limits = limits or PlanLimits()
+        self.default_launcher = default_launcher
+        self.local_runs = local_runs
 
     @property
     def sfn(self) -> Any:
@@ -80,9 +93,13 @@ class TrialPlanService:
             )
         if self.records.get_workload(workload_id) is None:
             raise NotFound(f"workload {workload_id} not found")
+        if not self.state_machine_arn:  # nothing is stored that could not be started
+            raise Unavailable(f"no trial plan state machine configured ({STATE_MACHINE_ARN_ENV})")
+        body = self._defaults(body)
         plan_id = plan_id or derive_plan_id({"workload_id": workload_id, **body})
         plan = TrialPlan.model_validate({**body, "plan_id": plan_id, "workload_id": workload_id})
         self._within_limits(plan)
+        self._check_local(plan)
         if self.plans.create(plan, self.clock().isoformat(), created_by):
             self._start(plan)
             state = self.plans.get(plan_id)
@@ -118,6 +135,46 @@ class TrialPlanService:
         if problems:
             raise InvalidInput("; ".join(problems), fields)
 
+    def _defaults(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The deployment's launcher for a plan that names none; the local launcher's
+        default command."""
+        out = dict(body)
+        for key in ("launcher", "entry_command"):  # omitted or null: the defaults below
+            if out.get(key) is None:
+                out.pop(key, None)
+        if "launcher" not in out:
+            if not self.default_launcher:
+                raise InvalidInput(
+                    "launcher: name one (sagemaker, ec2 or batch); this deployment has no "
+                    "default launcher",
+                    ["launcher"],
+                )
+            out["launcher"] = self.default_launcher
+        if out["launcher"] == LauncherKind.local and "entry_command" not in out:
+            out["entry_command"] = list(LOCAL_DEFAULT_COMMAND)
+        return out
+
+    def _check_local(self, plan: TrialPlan) -> None:
+        if plan.launcher != LauncherKind.local:
+            return
+        if self.local_runs is None:
+            raise InvalidInput(
+                "launcher: the local launcher runs trials as processes on the machine of the "
+                "local runtime (make run); a deployed stage launches sagemaker, ec2 or batch",
+                ["launcher"],
+            )
+        region = self.local_runs.region
+        wrong = [i for i, c in enumerate(plan.candidates) if c.region != region]
+        if wrong:
+            raise InvalidInput(
+                "; ".join(
+                    f"candidates.{i}.region: local runs are recorded in the runtime's region "
+                    f"{region}"
+                    for i in wrong
+                ),
+                [f"candidates.{i}.region" for i in wrong],
+            )
+
     def get(self, plan_id: str) -> tuple[PlanState, str | None]:
         """The plan as stored, and its execution's status as Step Functions says (None when
         it cannot say)."""
@@ -136,7 +193,8 @@ class TrialPlanService:
         return state, status
 
     def _start(self, plan: TrialPlan) -> str:
-        """Start the plan's execution (named after the plan) and note it on the plan."""
+        """Start the plan's execution (named after the plan) and note it on the plan; when
+        Step Functions does not start it, the plan says so (not_started) and Unavailable."""
         if not self.state_machine_arn:
             raise Unavailable(f"no trial plan state machine configured ({STATE_MACHINE_ARN_ENV})")
         try:
@@ -150,7 +208,17 @@ class TrialPlanService:
             if not aws.is_aws_error(exc):
                 raise
             if aws.error_code(exc) != "ExecutionAlreadyExists":
-                raise Unavailable(f"Step Functions did not start the plan: {exc}") from None
+                why = f"Step Functions did not start the plan: {exc}"
+                self.plans.set_status(
+                    plan.plan_id,
+                    "not_started",
+                    self.clock().isoformat(),
+                    [why, "submit the same plan again to start it"],
+                )
+                raise Unavailable(
+                    f"trial plan {plan.plan_id} is stored but not started ({why}); submit the "
+                    "same plan again to start it"
+                ) from None
             arn = execution_arn_for(self.state_machine_arn, plan.plan_id)
         self.plans.set_execution(plan.plan_id, arn, self.clock().isoformat())
         return arn

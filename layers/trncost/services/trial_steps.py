@@ -133,7 +133,7 @@ class TrialSteps:
             if not isinstance(execution_id, str) or len(execution_id) > 2048:
                 raise StepError(f"execution_id {_shown(execution_id)} is not an execution ARN")
             self.plans.set_execution(plan.plan_id, execution_id, at)
-        self.plans.set_status(plan.plan_id, "running", at)
+        self.plans.set_status(plan.plan_id, "running", at, [])  # a not_started reason is past
         first = plan.schedule()[0]
         return {"index": 0, "action": "launch", "phase": first.phase.value, "reasons": []}
 
@@ -192,7 +192,7 @@ class TrialSteps:
     def request(self, plan: TrialPlan, spec: RunSpec) -> LaunchRequest:
         defaults = self.defaults
         settings: dict[str, Any] = {}
-        own = getattr(plan, plan.launcher.value)
+        own = getattr(plan, plan.launcher.value, None)  # the local launcher has no settings
         if own is not None:
             settings = own.model_dump(mode="json")
         if plan.launcher == LauncherKind.ec2:

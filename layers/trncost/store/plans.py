@@ -29,6 +29,7 @@ RUN_SK_PREFIX = "RUN#"
 GATE_SK_PREFIX = "GATE#"
 PLAN_STATUSES = (
     "submitted",
+    "not_started",
     "running",
     "completed",
     "gate_failed",

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from trncost.launch.support import LauncherKind, unsupported_reason
+from trncost.launch.support import LOCAL_INSTANCE_COUNT, LauncherKind, unsupported_reason
 from trncost.model.bounds import PositiveHourlyUsd
 from trncost.model.candidate import Candidate, Platform
 from trncost.model.common import DomainModel, Identifier, InstanceType, Name
@@ -46,6 +46,16 @@ ProfileArn = Annotated[
 S3Uri = Annotated[str, StringConstraints(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")]
 PHASE_ORDER = (Phase.fit, Phase.baseline, Phase.target)
 MAX_RUNS = 200
+# What each launcher needs in the plan.
+LAUNCHER_NEEDS: dict[LauncherKind, tuple[str, ...]] = {
+    LauncherKind.sagemaker: ("image", "dataset_uri", "sagemaker"),
+    LauncherKind.ec2: ("ami", "ec2"),
+    LauncherKind.batch: ("image", "batch"),
+    LauncherKind.local: (),
+}
+# The local launcher's command when the plan gives none: the bundled tiny training (numpy),
+# started in the trncost checkout; it reads the phase's steps from TRNCOST_STEPS.
+LOCAL_DEFAULT_COMMAND = ("python", "examples/train_tiny.py")
 
 
 class FitCheck(StrEnum):
@@ -142,7 +152,9 @@ class TrialPlan(DomainModel):
     entry_command: list[Annotated[str, StringConstraints(min_length=1, max_length=4096)]] = Field(
         min_length=1, max_length=64, description="the training command and its arguments"
     )
-    dataset_uri: S3Uri
+    dataset_uri: S3Uri | None = Field(
+        default=None, description="the training data (sagemaker: its input channel)"
+    )
     hyperparameters: dict[
         Annotated[str, StringConstraints(min_length=1, max_length=256)],
         Annotated[str, StringConstraints(max_length=2500)],
@@ -179,23 +191,8 @@ class TrialPlan(DomainModel):
         problems: list[str] = []
         if not (self.fit or self.baseline or self.target):
             problems.append("fit, baseline, target: the plan has no phase; give at least one")
-        for i, c in enumerate(self.candidates):
-            why = unsupported_reason(self.launcher, c.instance_type)
-            if why:
-                problems.append(f"candidates.{i}.instance_type: {why}")
-        needs = {
-            LauncherKind.sagemaker: ("image", "sagemaker"),
-            LauncherKind.ec2: ("ami", "ec2"),
-            LauncherKind.batch: ("image", "batch"),
-        }[self.launcher]
-        for field in needs:
-            if getattr(self, field) is None:
-                problems.append(f"{field}: the {self.launcher} launcher needs it")
-        if self.launcher == LauncherKind.batch and self.image is not None:
-            problems.append("image: the batch launcher runs the job definition's image; omit it")
-        for field in ("sagemaker", "ec2", "batch"):
-            if field != self.launcher.value and getattr(self, field) is not None:
-                problems.append(f"{field}: settings for a launcher the plan does not use")
+        if self.launcher is not None:  # None only in a request: the deployment's default
+            problems += self._launcher_problems(LauncherKind(self.launcher))
         labels = [f"{c.instance_type}@{c.region}#{c.instance_count}" for c in self.candidates]
         if len(set(labels)) != len(labels):
             problems.append("candidates: the same candidate is listed twice")
@@ -207,6 +204,39 @@ class TrialPlan(DomainModel):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def _launcher_problems(self, launcher: LauncherKind) -> list[str]:
+        problems: list[str] = []
+        for i, c in enumerate(self.candidates):
+            why = unsupported_reason(launcher, c.instance_type)
+            if why:
+                problems.append(f"candidates.{i}.instance_type: {why}")
+        for field in LAUNCHER_NEEDS[launcher]:
+            if getattr(self, field) is None:
+                problems.append(f"{field}: the {launcher} launcher needs it")
+        if launcher == LauncherKind.batch and self.image is not None:
+            problems.append("image: the batch launcher runs the job definition's image; omit it")
+        for field in ("sagemaker", "ec2", "batch"):
+            if field != launcher.value and getattr(self, field) is not None:
+                problems.append(f"{field}: settings for a launcher the plan does not use")
+        if launcher == LauncherKind.local:
+            problems += self._local_problems()
+        return problems
+
+    def _local_problems(self) -> list[str]:
+        """A local run is one process on this machine: one instance is all it can measure."""
+        why = f"a local run is one process: only {LOCAL_INSTANCE_COUNT} instance can be measured"
+        problems = [
+            f"candidates.{i}.instance_count: {why}"
+            for i, c in enumerate(self.candidates)
+            if c.instance_count != LOCAL_INSTANCE_COUNT
+        ]
+        if self.target and self.target.instance_counts != [LOCAL_INSTANCE_COUNT]:
+            problems.append(f"target.instance_counts: {why}")
+        for field in ("image", "ami", "role_arn"):
+            if getattr(self, field) is not None:
+                problems.append(f"{field}: the local launcher runs the command on this machine")
+        return problems
 
     @property
     def phases(self) -> list[Phase]:
