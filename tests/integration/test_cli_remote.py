@@ -138,13 +138,24 @@ def test_report_is_downloaded_to_out(url, capsys, tmp_path, no_aws):
     assert capsys.readouterr().out == html
 
 
-def test_report_without_out_lands_in_the_current_directory(url, capsys, tmp_path, monkeypatch):
+def test_report_without_out_is_a_temporary_file_whose_path_is_printed(
+    url, capsys, tmp_path, monkeypatch
+):
+    import tempfile
+
     eid = seed(url)
-    monkeypatch.chdir(tmp_path)
+    cwd, temp = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir(), temp.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     assert main(["report", eid, "--url", url, "--json"]) == 0
     meta = json.loads(capsys.readouterr().out)
-    assert meta["path"] == str(tmp_path / f"trncost-report-{eid}.html")
-    assert meta["opened"] is False and meta["bytes"] > 1000
+    (written,) = temp.glob(f"trncost-report-{eid}-*.html")
+    assert meta["path"] == str(written) and meta["opened"] is False and meta["bytes"] > 1000
+    assert list(cwd.iterdir()) == []  # nothing written where the command ran
+    assert main(["report", eid, "--url", url]) == 0
+    out = capsys.readouterr().out
+    assert f"report of estimate {eid}" in out and str(temp) in out
 
 
 def test_report_open_writes_a_temp_file_and_opens_it(url, capsys, tmp_path, monkeypatch):

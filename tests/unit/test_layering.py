@@ -91,7 +91,7 @@ def _environ_uses(path: Path) -> list[tuple[int, str]]:
 ENVIRONMENT_EXCEPTIONS = {
     "settings.py": None,  # reads every variable: the point of it
     "local/runtime.py": {"os.environ.update"},  # sets the in-process handlers' environment
-    "cli/remote.py": {"os.environ.get"},  # the --url flag's default ($TRNCOST_URL)
+    "cli/runtime.py": {"os.environ.get"},  # the --url flag's default ($TRNCOST_URL)
     "cli/trial_import.py": {"os.environ.get"},  # the same --url flag's default
     "cli/trial.py": {"os.environ"},  # the environment of the training command it starts
     "launch/local.py": {"os.environ.copy"},  # the environment of the local run it starts

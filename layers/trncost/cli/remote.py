@@ -18,9 +18,9 @@ from rich.console import Console
 from rich.table import Table
 
 from trncost.cli.output import Command, SubParsers, fail, print_json
-from trncost.client import DEFAULT_URL, TrncostClient
+from trncost.cli.runtime import add_url_option
+from trncost.client import TrncostClient
 from trncost.errors import ClientError
-from trncost.settings import URL_ENV
 
 
 def _client(args: argparse.Namespace) -> TrncostClient:
@@ -106,16 +106,13 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     if args.out:
         path = Path(args.out).expanduser()
         path.write_text(html, encoding="utf-8")
-    elif args.open:
+    else:  # a temporary file: never into the current directory unasked
         fd, name = tempfile.mkstemp(
             prefix=_report_name(args.estimate_id, args.version)[:-5] + "-", suffix=".html"
         )
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(html)
         path = Path(name)
-    else:
-        path = Path(_report_name(args.estimate_id, args.version))
-        path.write_text(html, encoding="utf-8")
     path = path.resolve()
     opened = _open_in_browser(path) if args.open else False
     if args.json:
@@ -221,11 +218,7 @@ def cmd_prices_latest(args: argparse.Namespace, console: Console) -> int:
 
 
 def _add_remote_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--url",
-        default=os.environ.get(URL_ENV) or DEFAULT_URL,
-        help=f"the API base URL (default ${URL_ENV}, else {DEFAULT_URL}, the local runtime)",
-    )
+    add_url_option(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument(
         "--sign",
@@ -250,8 +243,8 @@ def add_commands(sub: SubParsers) -> None:
         "report",
         help="download an estimate's HTML report",
         description="Download an estimate's self-contained HTML report. Without --out it is "
-        "written to ./trncost-report-<id>.html (with --open: to a temporary file, then "
-        "opened in your browser). --out - writes it to stdout.",
+        "written to a temporary file (trncost-report-<id>-*.html) whose path is printed; "
+        "--open also opens it in your browser; --out - writes it to stdout.",
     )
     report.add_argument("estimate_id", metavar="ESTIMATE_ID")
     report.add_argument("--version", type=int, metavar="N", help="a version (default: latest)")

@@ -14,13 +14,14 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     import signal
     import threading
 
-    from trncost.local.runtime import Runtime
+    from trncost.local.runtime import REGION, Runtime
 
     runtime = Runtime(
         host=args.host,
         port=args.port,
         live_prices=args.live_prices,
         seed_example=not args.no_example,
+        seed_demo=not args.no_demo,
     )
     console.print("starting the embedded AWS (moto), tables, queues and handlers…")
     runtime.start()
@@ -32,9 +33,24 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
         f"  price snapshot:         {snap.snapshot_id} ({snap.source}: "
         f"{snap.note or 'live Price List API'})"
     )
-    for instance_type, estimate_id in runtime.estimates.items():
+    for workload_id, estimates in runtime.seeded.items():
+        what = "demo" if workload_id == runtime.demo_workload_id else "example"
+        for instance_type, estimate_id in estimates.items():
+            console.print(
+                f"  {what} report ({instance_type}): {runtime.url}/estimates/{estimate_id}/report"
+            )
+    console.print(f"  embedded AWS:           {runtime.aws_endpoint} (region {REGION})")
+    console.print(f"  dead-letter queues:     {', '.join(runtime.dead_letter_queues)}")
+    console.print(f"  state file:             {runtime.state_file}")
+    if runtime.demo_workload_id:
         console.print(
-            f"  example report ({instance_type}): {runtime.url}/estimates/{estimate_id}/report"
+            f"  a trial of the demo:    trncost trial run --local --url {runtime.url} -- "
+            "python examples/train_tiny.py"
+        )
+        console.print(
+            f"  a trial plan (local):   POST {runtime.url}/workloads/{runtime.demo_workload_id}"
+            "/trial-plans with examples/tiny-demo/trial-plan.json; runs' output in "
+            f"{runtime.runs_dir}"
         )
     console.print("Ctrl-C stops it.")
     stopped = threading.Event()
@@ -61,4 +77,7 @@ def add_commands(sub: SubParsers) -> None:
         "own AWS credentials (everything else stays local)",
     )
     serve.add_argument("--no-example", action="store_true", help="do not seed the example")
+    serve.add_argument(
+        "--no-demo", action="store_true", help="do not seed the demo workload (tiny-demo)"
+    )
     serve.set_defaults(handler=cmd_serve)

@@ -1,41 +1,91 @@
 """`trncost trial run --local -- CMD …`: a training command under the trial agent, against the
-local runtime (`make run`)."""
+local runtime named by --url (default $TRNCOST_URL, else http://127.0.0.1:8080)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import time
+from typing import Any
 
 from rich.console import Console
 
 from trncost.cli import trial_import
 from trncost.cli.output import SubParsers, fail
+from trncost.cli.runtime import add_url_option, local_runtime
 from trncost.client import TrncostClient
 from trncost.errors import ClientError
 
+SHOWN_CHANGES = 4
+
+
+def _machine(args: argparse.Namespace, state: dict[str, Any], workload: str) -> tuple[str, int]:
+    """The instance type and count the run is recorded (and priced) as: explicit, or the demo
+    workload's own label for this machine."""
+    demo = state.get("demo_candidate") or {}
+    if workload == state.get("demo_workload_id") and demo:
+        return args.instance_type or demo["instance_type"], args.instance_count or 1
+    if not args.instance_type:
+        raise ClientError(
+            f"--instance-type is required for workload {workload}: the instance type this run "
+            "is recorded and priced as (this machine is not one; only the demo workload "
+            f"{state.get('demo_workload_id')} has a default)"
+        )
+    return args.instance_type, args.instance_count or 1
+
+
+def _wait_for_trial(client: TrncostClient, trial_id: str, wait_s: float) -> dict[str, Any] | None:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            trial: dict[str, Any] = client.get_json(f"/trials/{trial_id}")["trial"]
+            return trial
+        except ClientError:
+            time.sleep(0.5)
+    return None
+
+
+def _print_refreshes(
+    console: Console, client: TrncostClient, estimates: dict[str, str], trial_id: str
+) -> None:
+    """The seeded estimates of the workload: the version this trial made, and what moved."""
+    for instance_type, estimate_id in estimates.items():
+        try:
+            versions = client.get_json(f"/estimates/{estimate_id}/versions")["versions"]
+        except ClientError:
+            continue
+        latest = versions[-1]
+        made = trial_id in latest["reason"]
+        what = "new version" if made else "unchanged at version"
+        console.print(
+            f"  estimate {estimate_id} ({instance_type}): {what} {latest['version']} "
+            f"({latest['reason']}) {client.base_url}/estimates/{estimate_id}/report"
+        )
+        for change in latest.get("changes", [])[:SHOWN_CHANGES] if made else []:
+            console.print(f"    {change['label']}: {change['before']} → {change['after']}")
+
 
 def cmd_trial_run(args: argparse.Namespace, console: Console) -> int:
-    """Run a training command under the trial agent against the local runtime: its metrics and
-    "Trial Run Completed" go to the runtime's embedded AWS, ingest records the trial and the
-    workload's estimates are refreshed, as they would be on AWS."""
+    """Run a training command under the trial agent against the local runtime at --url: its
+    metrics and "Trial Run Completed" go to that runtime's embedded AWS, ingest records the
+    trial and the workload's estimates are refreshed, as they would be on AWS."""
     import subprocess
-    import time
     from datetime import UTC, datetime
-
-    from trncost.local.runtime import read_state, state_path
 
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
     if not command:
         return fail("give the training command after --, e.g. -- python examples/train_tiny.py")
-    state = read_state()
-    if state is None:
-        return fail(f"no local runtime found ({state_path()}): start it with `make run`")
-    workload = args.workload or state.get("workload_id")
-    if not workload:
-        return fail("--workload is required (the local runtime seeded none)")
+    try:
+        state = local_runtime(args.url)
+        workload = args.workload or state.get("demo_workload_id")
+        if not workload:
+            return fail("--workload is required (the local runtime seeded no demo workload)")
+        instance_type, count = _machine(args, state, workload)
+    except ClientError as exc:
+        return fail(str(exc))
     trial_id = args.trial_id or f"local-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     env = {
         **os.environ,
@@ -49,25 +99,21 @@ def cmd_trial_run(args: argparse.Namespace, console: Console) -> int:
         sys.executable, "-m", "trncost.agent",
         "--tag", f"trncost:workload={workload}", "--tag", f"trncost:phase={args.phase}",
         "--tag", f"trncost:trial={trial_id}",
-        "--instance-type", args.instance_type, "--instance-count", str(args.instance_count),
+        "--instance-type", instance_type, "--instance-count", str(count),
         "--region", state["region"], "--bus", state["bus"], "--send-event", "--interval", "2",
         "--", *command,
     ]  # fmt: skip
     console.print(
-        f"running under the trial agent as trial {trial_id} of {workload} "
-        f"({args.phase}, {args.instance_count}× {args.instance_type})"
+        f"runtime {state['url']} (embedded AWS {state['aws_endpoint']}, {state['region']})"
+    )
+    console.print(
+        f"running under the trial agent as trial {trial_id} of workload {workload} "
+        f"({args.phase}, recorded as {count}× {instance_type})"
     )
     code = subprocess.call(agent, env=env)
     console.print(f"training command exited with {code}; waiting for ingest…")
     client = TrncostClient(state["url"])
-    deadline = time.monotonic() + args.wait
-    trial = None
-    while time.monotonic() < deadline:
-        try:
-            trial = client.get_json(f"/trials/{trial_id}")["trial"]
-            break
-        except ClientError:
-            time.sleep(0.5)
+    trial = _wait_for_trial(client, trial_id, args.wait)
     if trial is None:
         return fail(
             f"trial {trial_id} was not recorded within {args.wait:g} s: see "
@@ -75,23 +121,14 @@ def cmd_trial_run(args: argparse.Namespace, console: Console) -> int:
         )
     work = trial["work"]
     console.print(
-        f"[bold]trial {trial_id} recorded[/bold]: {trial['status']}, "
-        f"{work['quality_meeting']:,.0f} of {work['done']:,.0f} {work['unit']} "
-        f"quality-meeting, steady {trial['wall']['steady_s']:.1f} s"
+        f"[bold]trial {trial_id} recorded[/bold] at {state['url']}/trials/{trial_id}: "
+        f"{trial['status']}, {work['quality_meeting']:,.0f} of {work['done']:,.0f} "
+        f"{work['unit']} quality-meeting, steady {trial['wall']['steady_s']:.1f} s"
     )
     for note in trial.get("notes", []):
         console.print(f"  note: {note}")
     time.sleep(min(5.0, args.wait))  # the refresh runs from the "Trial Recorded" event
-    for instance_type, estimate_id in (state.get("estimates") or {}).items():
-        try:
-            versions = client.get_json(f"/estimates/{estimate_id}/versions")["versions"]
-        except ClientError:
-            continue
-        latest = versions[-1]
-        console.print(
-            f"  estimate {estimate_id} ({instance_type}): version "
-            f"{latest['version']} ({latest['reason']})"
-        )
+    _print_refreshes(console, client, (state.get("estimates") or {}).get(workload, {}), trial_id)
     return 0 if code == 0 else code
 
 
@@ -101,10 +138,12 @@ def add_commands(sub: SubParsers) -> None:
     run = trial_sub.add_parser(
         "run",
         help="run a training command under the trial agent against the local runtime",
-        description="Run CMD under the trial agent against the local runtime (`make run`): "
-        "its metrics and event go to the runtime's embedded AWS, the trial is recorded and "
-        "the workload's estimates refresh by themselves. Example: trncost trial run --local "
-        "-- python examples/train_tiny.py",
+        description="Run CMD under the trial agent against the local runtime at --url (`make "
+        "run`): its metrics and event go to that runtime's embedded AWS, the trial is "
+        "recorded and the workload's estimates refresh by themselves. By default the trial "
+        "belongs to the runtime's demo workload (tiny-demo, recorded as the 1× c7i.16xlarge "
+        "it is labelled as); for another workload give --workload and --instance-type. "
+        "Example: trncost trial run --local -- python examples/train_tiny.py",
     )
     run.add_argument(
         "--local",
@@ -113,10 +152,14 @@ def add_commands(sub: SubParsers) -> None:
         help="against the local runtime (the only target for now; on AWS, start "
         "trial plans: POST /workloads/{id}/trial-plans)",
     )
-    run.add_argument("--workload", help="workload id (default: the runtime's example)")
+    add_url_option(run, "the local runtime's URL")
+    run.add_argument("--workload", help="workload id (default: the runtime's demo workload)")
     run.add_argument("--phase", choices=["fit", "baseline", "target"], default="baseline")
-    run.add_argument("--instance-type", default="trn3.48xlarge")
-    run.add_argument("--instance-count", type=int, default=2)
+    run.add_argument(
+        "--instance-type",
+        help="what the run is recorded and priced as (required unless the workload is the demo)",
+    )
+    run.add_argument("--instance-count", type=int, help="default 1")
     run.add_argument("--trial-id", help="default: local-<UTC timestamp>")
     run.add_argument("--wait", type=float, default=60, help="seconds to wait for the record")
     run.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD …")

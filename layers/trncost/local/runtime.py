@@ -1,12 +1,25 @@
-"""trncost on one laptop: an embedded AWS (moto server), the table, bus, rules and queues built
-from the same definitions CDK uses, and the real Lambda handlers run in-process.
+"""trncost on one laptop: an embedded AWS (moto server), the table, bus, rules, queues and the
+trial plan state machine built from the same definitions CDK uses, and the real Lambda handlers
+run in-process.
 
     HTTP 127.0.0.1:8080 ─► API Gateway proxy events ─► lambdas/api
     EventBridge rules ─► SQS ─► pollers (like event source mappings) ─► lambdas/ingest, refresh
+    trial plans: moto's Step Functions executes state_machine.asl.json (short polls through its
+    substitutions) ─► Task states ─► lambdas/trial_steps in-process (trncost.local.lambdas) ─►
+    the `local` launcher: each run a process on this machine under the trial agent, whose
+    metrics and event reach the embedded AWS and are ingested like a job's on AWS
     prices: a snapshot from the bundled saved Price List file (or live, with real credentials
     and --live-prices)
 
-Nothing here calls real AWS unless the user passes credentials and asks for live prices.
+Seeded: the example workload (examples/llama-8b, its trials and one estimate per candidate)
+and the demo workload (examples/tiny-demo: the bundled tiny training on this machine, recorded
+as the c7i.16xlarge it says it is labelled as), which local trials and plans default to, so a
+demo never moves the example's figures.
+
+Each runtime writes `<state dir>/local-<port>.json` (its URL, its embedded AWS endpoint and
+region, what it seeded), which the CLI reads for the runtime at the URL it is given; a runtime
+deletes only its own file. Nothing here calls real AWS unless the user passes credentials and
+asks for live prices.
 """
 
 from __future__ import annotations
@@ -29,26 +42,45 @@ from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.local.gateway import WsgiGateway
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
+from trncost.model import Candidate
 from trncost.settings import (
     BUS_NAME_ENV,
     CATALOG_ENV,
+    DEFAULT_LAUNCHER_ENV,
     LIVE_PRICES_ENV,
+    LOCAL_RUNS_DIR_ENV,
     LOG_LEVEL_ENV,
+    MOTO_PORT_ENV,
     PRICE_LIST_REGION_ENV,
+    REGION_ENV,
+    STATE_MACHINE_ARN_ENV,
     TABLE_NAME_ENV,
     LocalSettings,
 )
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
+from trncost.workflow.definition import render, substitutions
 
 log = logging.getLogger(__name__)
 PACKAGE = Path(trncost.__file__).resolve().parent
 REPO = PACKAGE.parent.parent
 BUNDLED_PRICE_LIST = PACKAGE / "local" / "data" / "saved_price_list.json"
 EXAMPLE = REPO / "examples" / "llama-8b" / "estimate.json"
+DEMO = REPO / "examples" / "tiny-demo" / "estimate.json"
 TABLE_NAME = "trncost-local"
 BUS = "trncost-local"
 REGION = "us-east-1"
+ACCOUNT = "123456789012"  # moto's default account
+TRIAL_STEPS_FUNCTION = "trncost-local-trial-steps"
+TRIAL_STEPS_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{TRIAL_STEPS_FUNCTION}"
+STATE_MACHINE = "trncost-local-trial-plans"
+STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE}"
+STATE_MACHINE_ROLE = f"arn:aws:iam::{ACCOUNT}:role/trncost-local-trial-plans"
+# moto's Step Functions sleeps through a Wait state in real time: poll for a run's record every
+# second (AWS: every 5 minutes), for at most an hour (a run's max time is checked as well).
+LOCAL_POLL_INTERVAL_S = 1
+LOCAL_MAX_POLLS = 3600
+MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 
 
 def free_port() -> int:
@@ -82,16 +114,42 @@ class Runtime:
     live_prices: bool = False
     seed_example: bool = True
     poll_interval_s: float = 0.5
+    seed_demo: bool = True
     catalog: dict[str, Any] | None = None
     moto_port: int = field(default=0)
-    estimates: dict[str, str] = field(default_factory=dict)  # instance type → estimate id
-    workload_id: str | None = None
+    # workload id → {instance type → estimate id}, for what was seeded
+    seeded: dict[str, dict[str, str]] = field(default_factory=dict)
+    workload_id: str | None = None  # the example's
+    demo_workload_id: str | None = None
+    demo_candidate: dict[str, Any] | None = None  # what a demo run is recorded as
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def aws_endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.moto_port}"
+
+    @property
+    def estimates(self) -> dict[str, str]:
+        """The example's estimates: instance type → estimate id."""
+        return self.seeded.get(self.workload_id or "", {})
+
+    @property
+    def dead_letter_queues(self) -> list[str]:
+        return [url.rsplit("/", 1)[-1] for n, url in self.queues.items() if n.endswith("-dlq")]
+
+    @property
+    def state_file(self) -> Path:
+        return state_path(self.port)
+
+    @property
+    def runs_dir(self) -> Path:
+        """Where the local launcher's runs write their output."""
+        return LocalSettings.from_env().state_dir / f"runs-{self.port}"
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> Runtime:
@@ -101,15 +159,23 @@ class Runtime:
         warnings.filterwarnings("ignore", message="No application metrics to publish")
         warnings.filterwarnings("ignore", message="When using MotoServer")
         self.moto_port = self.moto_port or free_port()
+        self.port = self.port or free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=self.moto_port, verbose=False)
         self._moto.start()
+        _post_json(f"{self.aws_endpoint}/moto-api/config", MOTO_CONFIG)
         self._environment()
         self.services = Wiring()  # from that environment, like each handler's own
         self._resources()
         self._load_handlers()
         self._take_prices()
         if self.seed_example:
-            self._seed()
+            self.workload_id = self._seed(EXAMPLE)
+        if self.seed_demo:
+            self.demo_workload_id = self._seed(DEMO)
+            first = load_demo_candidate()
+            self.demo_candidate = first.model_dump(
+                mode="json", include={"instance_type", "instance_count", "region"}
+            )
         gateway = WsgiGateway(self.api.handler, LocalContext(function_name="trncost-api"))
         self._http = make_server(
             self.host,
@@ -126,27 +192,36 @@ class Runtime:
         return self
 
     def _write_state(self) -> None:
-        """Where `trncost trial run --local` finds this runtime (and its embedded AWS)."""
-        path = state_path()
+        """Where the CLI finds this runtime (and its embedded AWS): a file of its own port,
+        written whole (a temporary file renamed), so no other runtime overwrites it."""
+        path = self.state_file
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            json.dumps(
-                {
-                    "url": self.url,
-                    "aws_endpoint": f"http://127.0.0.1:{self.moto_port}",
-                    "region": REGION,
-                    "bus": BUS,
-                    "pid": os.getpid(),
-                    "estimates": self.estimates,
-                    "workload_id": self.workload_id,
-                },
-                indent=2,
-            )
-        )
+        state = {
+            "url": self.url,
+            "port": self.port,
+            "aws_endpoint": self.aws_endpoint,
+            "region": REGION,
+            "bus": BUS,
+            "pid": os.getpid(),
+            "dead_letter_queues": self.dead_letter_queues,
+            "runs_dir": str(self.runs_dir),
+            "workload_id": self.workload_id,
+            "demo_workload_id": self.demo_workload_id,
+            "demo_candidate": self.demo_candidate,
+            "estimates": self.seeded,
+        }
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(state, indent=2))
+        partial.replace(path)
 
     def stop(self) -> None:
+        from trncost.launch import local
+        from trncost.local import lambdas
+
         self._stop.set()
-        path = state_path()
+        lambdas.unregister(TRIAL_STEPS_ARN)
+        local.stop_all()
+        path = self.state_file
         try:
             if json.loads(path.read_text()).get("pid") == os.getpid():
                 path.unlink()
@@ -185,12 +260,17 @@ class Runtime:
         endpoint = f"http://127.0.0.1:{self.moto_port}"
         env = {
             "AWS_ENDPOINT_URL": endpoint,
-            "AWS_DEFAULT_REGION": REGION,
+            REGION_ENV: REGION,
             TABLE_NAME_ENV: TABLE_NAME,
             BUS_NAME_ENV: BUS,
             CATALOG_ENV: json.dumps(self.catalog or default_catalog()),
             LIVE_PRICES_ENV: "true" if self.live_prices else "false",
             PRICE_LIST_REGION_ENV: REGION,
+            # trial plans: the state machine below, run by the local launcher by default
+            STATE_MACHINE_ARN_ENV: STATE_MACHINE_ARN,
+            DEFAULT_LAUNCHER_ENV: "local",
+            LOCAL_RUNS_DIR_ENV: str(self.runs_dir),
+            MOTO_PORT_ENV: str(self.moto_port),  # where moto's Step Functions calls Lambda
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_SERVICE_NAME": "trncost-local",
             "POWERTOOLS_METRICS_NAMESPACE": "trncost",
@@ -241,11 +321,30 @@ class Runtime:
                 EventBusName=bus,
                 Targets=[{"Id": queue, "Arn": _arn(sqs, self.queues[queue])}],
             )
+        created = self._client("stepfunctions").create_state_machine(
+            name=STATE_MACHINE,
+            definition=render(
+                substitutions(
+                    TRIAL_STEPS_ARN,
+                    poll_interval_s=LOCAL_POLL_INTERVAL_S,
+                    max_polls=LOCAL_MAX_POLLS,
+                )
+            ),
+            roleArn=STATE_MACHINE_ROLE,
+        )
+        assert created["stateMachineArn"] == STATE_MACHINE_ARN, created["stateMachineArn"]
 
     def _load_handlers(self) -> None:
+        from trncost.local import lambdas
         from trncost.local.handlers import load_handler
 
         self.api = load_handler("api")
+        # the state machine's Task states reach the real trial steps handler in-process
+        lambdas.register(
+            TRIAL_STEPS_ARN,
+            load_handler("trial_steps").handler,
+            LocalContext(function_name=TRIAL_STEPS_FUNCTION, invoked_function_arn=TRIAL_STEPS_ARN),
+        )
         sqs = self._client("sqs")
         self.ingest_poller = QueuePoller(
             sqs,
@@ -279,42 +378,91 @@ class Runtime:
             built.model_copy(update={"source": "example_file"})
         ).snapshot
 
-    def _seed(self) -> None:
-        """The example workload, its trials and one estimate per example candidate."""
+    def _seed(self, path: Path) -> str:
+        """A request file's workload, its trials and one estimate per candidate: its id."""
         from datetime import UTC, datetime
 
         from trncost.errors import DomainError
         from trncost.requestfile import load_estimate_file
 
-        request = load_estimate_file(EXAMPLE)
-        self.workload_id = request.workload.workload_id
+        request = load_estimate_file(path)
+        workload_id = request.workload.workload_id
         services = self.services
         now = datetime.now(UTC).isoformat()
         services.records.put_workload(request.workload, now)
         for trial in request.trials:
             services.records.put_trial(trial, now, "example")
+        made = self.seeded.setdefault(workload_id, {})
         for inp in request.inputs():
             try:
-                version = services.estimates.create(
-                    request.workload.workload_id, inp.candidate, inp.assumptions
-                )
+                version = services.estimates.create(workload_id, inp.candidate, inp.assumptions)
             except DomainError as exc:
-                log.warning("example estimate for %s not made: %s", inp.candidate.label, exc)
+                log.warning(
+                    "%s estimate for %s not made: %s", path.parent.name, inp.candidate.label, exc
+                )
                 continue
-            self.estimates[inp.candidate.instance_type] = version.estimate_id
+            made[inp.candidate.instance_type] = version.estimate_id
+        return workload_id
 
 
-def state_path() -> Path:
-    """The local runtime's state file: $TRNCOST_STATE_DIR/local.json (~/.cache/trncost)."""
-    return LocalSettings.from_env().state_dir / "local.json"
+def load_demo_candidate() -> Candidate:
+    """The demo's candidate: the instance type its local runs are recorded and priced as."""
+    from trncost.requestfile import load_estimate_file
+
+    return load_estimate_file(DEMO).candidates[0].candidate
 
 
-def read_state() -> dict[str, Any] | None:
+def state_path(port: int) -> Path:
+    """The state file of the runtime on `port`: $TRNCOST_STATE_DIR/local-<port>.json
+    (default ~/.cache/trncost)."""
+    return LocalSettings.from_env().state_dir / f"local-{port}.json"
+
+
+def read_state(port: int) -> dict[str, Any] | None:
+    """The state of the runtime on `port`, or None (no file, or its process is gone)."""
     try:
-        state = json.loads(state_path().read_text())
+        state = json.loads(state_path(port).read_text())
     except (OSError, ValueError):
         return None
-    return state if isinstance(state, dict) else None
+    if not isinstance(state, dict) or not _alive(state.get("pid")):
+        return None
+    return state
+
+
+def running_states() -> list[dict[str, Any]]:
+    """Every local runtime this machine's state directory knows of, that is still running."""
+    found = []
+    for path in sorted(LocalSettings.from_env().state_dir.glob("local-*.json")):
+        port = path.stem.removeprefix("local-")
+        state = read_state(int(port)) if port.isdigit() else None
+        if state is not None:
+            found.append(state)
+    return found
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    return True
+
+
+def _post_json(url: str, body: dict[str, Any]) -> None:
+    import urllib.request
+
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - the local moto
+        answer.read()
 
 
 def _arn(sqs: Any, url: str) -> str:
