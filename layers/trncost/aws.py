@@ -37,10 +37,23 @@ def config() -> Any:
     return Config(retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS})
 
 
-def client(service: str, region: str | None = None, *, endpoint_url: str | None = None) -> Any:
+def client(
+    service: str,
+    region: str | None = None,
+    *,
+    endpoint_url: str | None = None,
+    access_key: tuple[str, str] | None = None,
+) -> Any:
+    """`access_key` (id, secret): explicit keys, for an emulator that takes any (the local
+    runtime's embedded AWS); None: the default credential chain."""
     import boto3
 
-    return boto3.client(service, region_name=region, endpoint_url=endpoint_url, config=config())
+    keys = {}
+    if access_key is not None:
+        keys = {"aws_access_key_id": access_key[0], "aws_secret_access_key": access_key[1]}
+    return boto3.client(
+        service, region_name=region, endpoint_url=endpoint_url, config=config(), **keys
+    )
 
 
 def resource(service: str, region: str | None = None, *, endpoint_url: str | None = None) -> Any:

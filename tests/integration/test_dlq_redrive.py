@@ -99,12 +99,12 @@ def test_dead_letter_names(name, dead):
 def test_list_shows_dead_letter_queues_with_depth_and_sources(queues, capsys):
     sqs, urls = queues
     dead_letter(sqs, urls, "ingest", ["a", "b", "c"])
-    assert main(["dlq", "list", "--json"]) == 0
+    assert main(["dlq", "list", "--aws", "--json"]) == 0
     listed = {q["name"]: q for q in json.loads(capsys.readouterr().out)}
     assert set(listed) == {"ingest-dlq", "refresh-dlq", "dev-Ingest-DeadLetterQueue9F6B-ABC"}
     assert listed["ingest-dlq"]["messages"] == 3 and listed["ingest-dlq"]["sources"] == ["ingest"]
     assert listed["refresh-dlq"]["messages"] == 0
-    assert main(["dlq", "list"]) == 0
+    assert main(["dlq", "list", "--aws"]) == 0
     table = capsys.readouterr().out
     assert "ingest-dlq" in table and "plain" not in table
 
@@ -114,7 +114,7 @@ def test_redrive_by_copy_moves_everything_back_to_the_source(queues, capsys):
     sqs, urls = queues
     dead_letter(sqs, urls, "ingest", ["a", "b", "c"])
     assert depth(sqs, urls["ingest-dlq"]) == 3
-    assert main(["dlq", "redrive", "ingest-dlq", "--by-copy", "--json"]) == 0
+    assert main(["dlq", "redrive", "--aws", "ingest-dlq", "--by-copy", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["moved"] == 3 and out["mode"] == "copy"
     assert depth(sqs, urls["ingest-dlq"]) == 0
@@ -127,13 +127,13 @@ def test_redrive_by_copy_to_a_named_queue(queues, capsys, how):
     dead_letter(sqs, urls, "ingest", ["x"])
     dlq = {"name": "ingest-dlq", "url": urls["ingest-dlq"], "arn": arn("ingest-dlq")}[how]
     to = {"name": "plain", "url": urls["plain"], "arn": arn("plain")}[how]
-    assert main(["dlq", "redrive", dlq, "--to", to, "--by-copy"]) == 0
+    assert main(["dlq", "redrive", "--aws", dlq, "--to", to, "--by-copy"]) == 0
     assert "moved 1 messages by copy" in capsys.readouterr().out
     assert bodies(sqs, urls["plain"]) == ["x"] and depth(sqs, urls["ingest"]) == 0
 
 
 def test_an_empty_dlq_has_nothing_to_redrive(queues, capsys):
-    assert main(["dlq", "redrive", "refresh-dlq", "--by-copy"]) == 0
+    assert main(["dlq", "redrive", "--aws", "refresh-dlq", "--by-copy"]) == 0
     assert "nothing to redrive" in capsys.readouterr().out
 
 
@@ -208,7 +208,7 @@ def test_by_copy_asks_for_to_when_the_source_is_ambiguous(queues, capsys):
         },
     )
     dead_letter(sqs, urls, "ingest", ["a"])
-    assert main(["dlq", "redrive", "ingest-dlq", "--by-copy"]) == 2
+    assert main(["dlq", "redrive", "--aws", "ingest-dlq", "--by-copy"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trncost: error:") and "pass --to" in err and err.count("\n") == 1
     assert depth(sqs, urls["ingest-dlq"]) == 1  # nothing moved, nothing lost
@@ -315,7 +315,10 @@ def test_redrive_starts_a_move_task_and_follows_it(monkeypatch, capsys):
     stub.add_response("list_message_move_tasks", {"Results": [task("COMPLETED", 40)]}, listing)
     with stub:
         code = main(
-            ["dlq", "redrive", "ingest-dlq", "--to", "ingest", "--max-per-second", "50", "--wait"]
+            [
+                *("dlq", "redrive", "--aws", "ingest-dlq", "--to", "ingest"),
+                *("--max-per-second", "50", "--wait"),
+            ]
         )
     out = capsys.readouterr().out
     assert code == 0, out
@@ -332,7 +335,7 @@ def test_without_to_the_messages_go_back_to_their_original_source(monkeypatch, c
         "start_message_move_task", {"TaskHandle": HANDLE}, {"SourceArn": arn("ingest-dlq")}
     )
     with stub:
-        assert main(["dlq", "redrive", "ingest-dlq", "--json"]) == 0
+        assert main(["dlq", "redrive", "--aws", "ingest-dlq", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out == {
         "dlq": "ingest-dlq",
@@ -357,7 +360,7 @@ def test_a_failed_move_task_exits_1_with_its_reason(monkeypatch, capsys):
         {"SourceArn": arn("ingest-dlq"), "MaxResults": 10},
     )
     with stub:
-        assert main(["dlq", "redrive", "ingest-dlq", "--wait"]) == 1
+        assert main(["dlq", "redrive", "--aws", "ingest-dlq", "--wait"]) == 1
     assert "FAILED: 7/40 moved (AWS.SimpleQueueService.NonExistentQueue)" in capsys.readouterr().out
 
 
@@ -372,7 +375,7 @@ def test_a_refused_move_task_is_one_line_and_exit_2(monkeypatch, capsys):
         http_status_code=400,
     )
     with stub:
-        assert main(["dlq", "redrive", "ingest-dlq"]) == 2
+        assert main(["dlq", "redrive", "--aws", "ingest-dlq"]) == 2
     err = capsys.readouterr().err
     assert err == (
         "trncost: error: start_message_move_task: InvalidParameterValue: There is already a "
@@ -390,7 +393,7 @@ def test_status_shows_the_move_tasks(monkeypatch, capsys):
         {"SourceArn": arn("ingest-dlq"), "MaxResults": 10},
     )
     with stub:
-        assert main(["dlq", "status", "ingest-dlq"]) == 0
+        assert main(["dlq", "status", "--aws", "ingest-dlq"]) == 0
     out = capsys.readouterr().out
     assert "ingest-dlq: 28 messages" in out
     assert "→ ingest: RUNNING: 12/40 moved" in out and "→ ingest: COMPLETED: 40/40 moved" in out
@@ -400,14 +403,14 @@ def test_status_shows_the_move_tasks(monkeypatch, capsys):
 def test_moto_has_no_move_tasks_and_the_error_says_use_by_copy(queues, capsys):
     sqs, urls = queues
     dead_letter(sqs, urls, "ingest", ["a"])
-    assert main(["dlq", "redrive", "ingest-dlq"]) == 2
+    assert main(["dlq", "redrive", "--aws", "ingest-dlq"]) == 2
     err = capsys.readouterr().err
     assert "not supported by this endpoint" in err and "--by-copy" in err
     assert depth(sqs, urls["ingest-dlq"]) == 1
 
 
 def test_an_unknown_queue_is_one_line_and_exit_2(queues, capsys):
-    assert main(["dlq", "redrive", "nope-dlq", "--by-copy"]) == 2
+    assert main(["dlq", "redrive", "--aws", "nope-dlq", "--by-copy"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trncost: error: get_queue_url:") and err.count("\n") == 1
 
@@ -415,7 +418,7 @@ def test_an_unknown_queue_is_one_line_and_exit_2(queues, capsys):
 @pytest.mark.parametrize("bad", ["0", "-3"])
 def test_max_per_second_must_be_positive(bad, capsys):
     with pytest.raises(SystemExit) as exc:
-        main(["dlq", "redrive", "q-dlq", "--max-per-second", bad])
+        main(["dlq", "redrive", "--aws", "q-dlq", "--max-per-second", bad])
     assert exc.value.code == 2
     assert "--max-per-second must be 1 or more" in capsys.readouterr().err
 
@@ -439,7 +442,7 @@ def test_an_endpoint_without_move_tasks_points_to_by_copy(monkeypatch, capsys):
     expect_depth(stub, "ingest-dlq", 1)
     stub.add_client_error("start_message_move_task", service_error_code="500", http_status_code=500)
     with stub:
-        assert main(["dlq", "redrive", "ingest-dlq"]) == 2
+        assert main(["dlq", "redrive", "--aws", "ingest-dlq"]) == 2
     assert capsys.readouterr().err == (
         "trncost: error: start_message_move_task: HTTP 500 from the endpoint, not an SQS "
         "answer; redrive with --by-copy instead\n"

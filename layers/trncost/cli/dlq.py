@@ -1,22 +1,36 @@
 """`trncost dlq list|redrive|status`: SQS dead-letter queues (trncost.services.dead_letters).
 
-They talk to SQS with the default AWS credentials (--region, --endpoint-url, or
-$AWS_ENDPOINT_URL_SQS for the local runtime's embedded AWS). `redrive` starts an SQS message
-move task (--wait follows it); --by-copy receives, re-sends and deletes instead. `QueueOps` is
-looked up in this module when a command runs (tests replace it here). It needs no settings,
-and it is not in the Lambda layer, so it is built here rather than by `trncost.wiring`.
+Where they look, said on every run (stderr with --json):
+
+- `--endpoint-url E`: that SQS endpoint (region: --region, else your AWS config);
+- else the runtime at --url (default $TRNCOST_URL, else the local runtime at
+  http://127.0.0.1:8080), when it is a local one: its embedded AWS endpoint and region, from
+  its state file — no flag, no credentials needed;
+- `--aws`, or a deployed --url: your AWS account with the default credentials (region:
+  --region, else the execute-api URL's, else your AWS config).
+
+`redrive` starts an SQS message move task (--wait follows it); --by-copy receives, re-sends
+and deletes instead (the local runtime's embedded AWS has no move tasks). `QueueOps` is looked
+up in this module when a command runs (tests replace it here). It needs no settings, and it is
+not in the Lambda layer, so it is built here rather than by `trncost.wiring`.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from urllib.parse import urlsplit
 
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from trncost.cli.output import Command, SubParsers, fail, print_json
-from trncost.errors import OpsError
+from trncost.cli.runtime import add_url_option, local_port, local_runtime
+from trncost.client import execute_api_region
+from trncost.errors import ClientError, OpsError
 from trncost.services.dead_letters import MoveTask, QueueOps, arn_name
+
+LOCAL_KEYS = ("local", "local")  # the embedded AWS takes any keys
 
 DLQ_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("queue", "left"),
@@ -26,8 +40,37 @@ DLQ_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
 )
 
 
-def _ops(args: argparse.Namespace) -> QueueOps:
-    return QueueOps(region=args.region, endpoint_url=args.endpoint_url)
+def _target(args: argparse.Namespace) -> tuple[QueueOps, str]:
+    """The queues this command works on, and a line saying where they are."""
+    if args.endpoint_url:
+        region = args.region or "from your AWS config"
+        where = f"SQS at {args.endpoint_url} (region {region})"
+        return QueueOps(region=args.region, endpoint_url=args.endpoint_url), where
+    if not args.aws and local_port(args.url) is not None:
+        try:
+            state = local_runtime(args.url)
+        except ClientError as exc:
+            raise OpsError(f"{exc}; for your AWS account give --aws") from None
+        region = args.region or state["region"]
+        where = (
+            f"the local runtime {state['url']}: embedded AWS {state['aws_endpoint']}, "
+            f"region {region}"
+        )
+        ops = QueueOps(region=region, endpoint_url=state["aws_endpoint"], access_key=LOCAL_KEYS)
+        return ops, where
+    host = urlsplit(args.url).hostname or ""
+    region = args.region or (None if args.aws else execute_api_region(host))
+    where = f"your AWS account (default credentials), region {region or 'from your AWS config'}"
+    return QueueOps(region=region), where
+
+
+def _ops(args: argparse.Namespace, console: Console) -> QueueOps:
+    ops, where = _target(args)
+    if args.json:
+        sys.stderr.write(f"dead-letter queues at {where}\n")
+    else:
+        console.print(f"dead-letter queues at {where}")
+    return ops
 
 
 def _ops_command(command: Command) -> Command:
@@ -48,7 +91,7 @@ def _ops_command(command: Command) -> Command:
 
 @_ops_command
 def cmd_dlq_list(args: argparse.Namespace, console: Console) -> int:
-    found = _ops(args).dead_letter_queues(args.prefix)
+    found = _ops(args, console).dead_letter_queues(args.prefix)
     if args.json:
         print_json(
             [
@@ -90,7 +133,7 @@ def _task_line(task: MoveTask) -> str:
 
 @_ops_command
 def cmd_dlq_redrive(args: argparse.Namespace, console: Console) -> int:
-    ops = _ops(args)
+    ops = _ops(args, console)
     dlq = ops.resolve(args.queue)
     to = ops.resolve(args.to) if args.to else None
     depth = ops.depth(dlq)
@@ -148,7 +191,7 @@ def cmd_dlq_redrive(args: argparse.Namespace, console: Console) -> int:
 
 @_ops_command
 def cmd_dlq_status(args: argparse.Namespace, console: Console) -> int:
-    ops = _ops(args)
+    ops = _ops(args, console)
     dlq = ops.resolve(args.queue)
     depth = ops.depth(dlq)
     tasks = ops.move_tasks(dlq)
@@ -172,10 +215,14 @@ def cmd_dlq_status(args: argparse.Namespace, console: Console) -> int:
 
 
 def _add_sqs_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--region", help="the queues' AWS region (default: your AWS config)")
+    add_url_option(parser, "the runtime whose queues these are (a local one: its embedded AWS)")
     parser.add_argument(
-        "--endpoint-url", help="an SQS endpoint (the local runtime's embedded AWS, say)"
+        "--aws", action="store_true", help="your AWS account (default credentials), not --url"
     )
+    parser.add_argument(
+        "--region", help="the queues' AWS region (default: the runtime's, else your AWS config)"
+    )
+    parser.add_argument("--endpoint-url", help="an SQS endpoint (overrides --url and --aws)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 

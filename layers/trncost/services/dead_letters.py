@@ -164,9 +164,11 @@ class QueueOps:
         endpoint_url: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        access_key: tuple[str, str] | None = None,
     ) -> None:
         self.region = region
         self.endpoint_url = endpoint_url
+        self.access_key = access_key  # the local runtime's embedded AWS takes any keys
         self._client = client
         self.sleep = sleep
         self.monotonic = monotonic
@@ -174,7 +176,9 @@ class QueueOps:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = aws.client("sqs", self.region, endpoint_url=self.endpoint_url)
+            self._client = aws.client(
+                "sqs", self.region, endpoint_url=self.endpoint_url, access_key=self.access_key
+            )
         return self._client
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
