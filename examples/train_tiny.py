@@ -5,14 +5,17 @@ evaluates, printing `TRNCOST {...}` lines the agent measures (trncost.agent.prot
 
     trncost trial run --local -- python examples/train_tiny.py --steps 60
 
-Under `make run` the run then becomes a trial record of the example workload, and the
-estimates of that workload get a new version by themselves.
+Under `make run` the run then becomes a trial record of the demo workload (tiny-demo), and
+its estimate gets a new version by itself when the run moves its figures. In a trial plan with
+the local launcher each phase runs it with that phase's steps (TRNCOST_STEPS, which the
+launchers set for every run; --steps wins).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -27,7 +30,7 @@ def say(event: str, **fields: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--steps", type=int, default=int(os.environ.get("TRNCOST_STEPS") or 60))
     parser.add_argument("--batch", type=int, default=64, help="sequences per step")
     parser.add_argument("--seq", type=int, default=128, help="tokens per sequence")
     parser.add_argument("--vocab", type=int, default=256)
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds=round(time.perf_counter() - started, 5))
         if step == 3:
             say("warmup_done")
-        if step % args.checkpoint_every == 0:
+        if step % args.checkpoint_every == 0 or (step == args.steps and saved_weights is None):
             saved = time.perf_counter()
             np.save(checkpoint, weights)
             saved_weights = weights.copy()

@@ -187,3 +187,53 @@ def test_get_shows_phases_trials_spend_and_gates(api) -> None:
     assert body["trials"][0]["trial_id"] == "plan-1-fit-c0-n1-r1"
     assert body["gates"][0]["passed"] is True
     assert api("GET", "/trial-plans/nope")[0] == 404
+
+
+# -- the launcher a plan gets, and the local launcher ---------------------------------------------
+LOCAL_CANDIDATE = {"instance_type": "c7i.16xlarge", "instance_count": 1, "region": "us-east-1"}
+
+
+def _local_body(**over):
+    body = {
+        "candidates": [LOCAL_CANDIDATE],
+        "fit": {"steps": 10},
+        "target": {"steps": 40, "instance_counts": [1]},
+        "budget_cap_usd": "5",
+    }
+    body.update(over)
+    return body
+
+
+def test_a_plan_naming_no_launcher_needs_a_deployment_default(api) -> None:
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _local_body())
+    assert status == 422 and body["fields"] == ["launcher"], body
+    assert "this deployment has no default launcher" in body["message"]
+
+
+def test_under_the_local_runtime_a_plan_defaults_to_local_and_the_tiny_training(
+    api, tmp_path
+) -> None:
+    from trncost.settings import LocalRuns
+
+    api.service.default_launcher = "local"
+    api.service.local_runs = LocalRuns(runs_dir=tmp_path, region="us-east-1", bus_name="b")
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _local_body())
+    assert status == 201, body
+    assert body["plan"]["launcher"] == "local" and body["plan"]["dataset_uri"] is None
+    assert body["plan"]["entry_command"] == ["python", "examples/train_tiny.py"]
+    assert [p["phase"] for p in body["phases"]] == ["fit", "target"]
+    own = _local_body(entry_command=["python", "train.py", "--fast"], plan_id="plan-own")
+    status, body = api("POST", "/workloads/wl-1/trial-plans", own)
+    assert status == 201 and body["plan"]["entry_command"] == ["python", "train.py", "--fast"]
+    # a candidate outside the runtime's region would be recorded where it did not run
+    away = _local_body(candidates=[{**LOCAL_CANDIDATE, "region": "us-east-2"}], plan_id="p-2")
+    status, body = api("POST", "/workloads/wl-1/trial-plans", away)
+    assert status == 422 and body["fields"] == ["candidates.0.region"], body
+
+
+def test_a_deployed_stage_refuses_the_local_launcher(api) -> None:
+    status, body = api("POST", "/workloads/wl-1/trial-plans", _local_body(launcher="local"))
+    assert status == 422 and body["fields"] == ["launcher"], body
+    assert "local runtime (make run)" in body["message"]
+    executions = api.sfn.list_executions(stateMachineArn=api.arn)["executions"]
+    assert executions == []  # nothing started
