@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -270,7 +271,7 @@ def test_with_two_runtimes_a_trial_goes_to_the_one_named(server, tmp_path):
     import signal
     import sys
 
-    from conftest import free_port
+    from tests.e2e.conftest import free_port
 
     port = free_port()
     log_path = tmp_path / "second.log"

@@ -11,10 +11,9 @@ import json
 import boto3
 import pytest
 
-from factories import trial, workload
-from handlers import FakeContext, api_event, load_handler
-from samples import event
-from stubs import SAVED_US_EAST_1
+from tests.support.events import SAVED_PRICE_LIST, load_event
+from tests.support.factories import trial, workload
+from tests.support.handlers import FakeContext, api_event, load_handler
 from trncost.local.esm import QueuePoller
 from trncost.settings import BUS_NAME_ENV, CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV, Settings
 from trncost.wiring import Wiring
@@ -54,7 +53,7 @@ def world(table, bus, monkeypatch):
 
     assert call("POST", "/workloads", workload(workload_id=WL).model_dump(mode="json"))[0] == 201
     assert post_trial(trial("t-1", count=2, workload_id=WL))[0] == 201
-    saved = json.loads(SAVED_US_EAST_1.read_text())
+    saved = json.loads(SAVED_PRICE_LIST.read_text())
     assert call("POST", "/prices/snapshots", {"saved_price_list": saved})[0] == 201
     request = {
         "candidate": {"instance_type": "trn2.48xlarge", "instance_count": 2, "region": "us-east-1"}
@@ -106,7 +105,7 @@ def test_an_ingested_job_refreshes_through_the_same_path(world, table, bus):
     # Given a finished SageMaker job of the workload, ingested as the ingest Lambda would
     services = Wiring(Settings(table_name=table, bus_name=bus.name))
     services.collector = Collector()
-    job = event("sagemaker_training_job_completed")
+    job = load_event("sagemaker_training_job_completed")
     job["detail"]["Tags"]["trncost:workload"] = WL
     outcome = services.ingest.ingest(job)
     assert outcome.status == "recorded", outcome

@@ -7,7 +7,7 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factories import candidate, inputs, instance_quote, snapshot, trial
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial
 from trncost.estimate import estimate
 from trncost.estimate.changes import changes, figures
 
