@@ -1,10 +1,11 @@
 """Refresh Lambda: SQS batch of trncost's own events → new estimate versions.
 
 "Trial Recorded" recomputes the estimates of that workload; "Price Snapshot Taken" those that
-follow the latest prices. A version is added only when the inputs changed, so a redelivered
-event changes nothing. Each estimate refreshes on its own: one that cannot be recomputed is
-recorded as its refresh failure (EstimateRefreshFailures) and the others go on; only an AWS
-service failing after its retries fails the message (retried, then the DLQ)."""
+follow the latest prices. A version is added only when the figures change (and lists what
+changed: trncost.estimate.changes), so a redelivered event changes nothing. Each estimate
+refreshes on its own: one that cannot be recomputed is recorded as its refresh failure
+(EstimateRefreshFailures) and the others go on; only an AWS service failing after its retries
+fails the message (retried, then the DLQ)."""
 
 from __future__ import annotations
 

@@ -4,16 +4,16 @@
                                                     offline: the engine directly
     trncost compare FILE [--seed N] [--samples N] [--top N] [--json] [--html FILE]
                                                     offline: ranking, ranges, tornado, decision
-    trncost trial run --local [--workload ID] [--phase fit|baseline|target]
-        [--instance-type T] [--instance-count N] [--trial-id ID] [--wait S] -- CMD …
+    trncost trial run --local [--url U] [--workload ID --instance-type T]
+        [--phase fit|baseline|target] [--instance-count N] [--trial-id ID] [--wait S] -- CMD …
                                                     a training command under the trial agent
-    trncost serve [--host H] [--port P] [--live-prices] [--no-example]
+    trncost serve [--host H] [--port P] [--live-prices] [--no-example] [--no-demo]
                                                     the service on this machine
     trncost workloads [--json]                      the API's workloads
     trncost report ESTIMATE_ID [--version N] [--open] [--out FILE]
                                                     an estimate's HTML report
     trncost prices latest [--json]                  the latest price snapshot
-    trncost dlq list [--prefix P] [--region R] [--json]
+    trncost dlq list [--prefix P] [--url U | --aws] [--region R] [--json]
                                                     dead-letter queues, depth
     trncost dlq redrive QUEUE [--to SOURCE] [--max-per-second N] [--wait] [--by-copy]
     trncost dlq status QUEUE                        its message move tasks
@@ -23,17 +23,25 @@ candidate's estimate with its line items, warnings and input table. `compare` an
 them together: the ranking within comparable groups, break-even prices, P10/P50/P90 ranges
 (seeded Monte Carlo), the sensitivity tornado and the decision (--html also writes the report).
 
-`trial run --local` runs a training command under the trial agent against the local runtime
-(`make run`): its metrics and "Trial Run Completed" event go to the runtime's embedded AWS, the
-trial is recorded and the workload's estimates refresh, as they would on AWS.
+`trial run --local` runs a training command under the trial agent against the local runtime at
+--url (`make run`): its metrics and "Trial Run Completed" event go to that runtime's embedded
+AWS, the trial is recorded and the workload's estimates refresh, as they would on AWS. By
+default it is a trial of the runtime's demo workload (tiny-demo, recorded as 1× c7i.16xlarge);
+another workload needs --workload and --instance-type.
 
-`dlq` talks to SQS with the default AWS credentials (--region, --endpoint-url, or
-$AWS_ENDPOINT_URL_SQS for the local runtime's embedded AWS). `dlq redrive` moves a DLQ's
-messages back to their source queue with SQS message move tasks (--wait follows the task);
---by-copy receives, re-sends and deletes them instead, for endpoints without move tasks.
+`dlq` works on the queues of the runtime at --url: a local one's embedded AWS (endpoint and
+region from its state file, no flags, no credentials), else (or with --aws) your AWS account
+with the default credentials (--region; --endpoint-url for any SQS endpoint). `dlq redrive`
+moves a DLQ's messages back to their source queue with SQS message move tasks (--wait follows
+the task); --by-copy receives, re-sends and deletes them instead, for endpoints without move
+tasks (the local runtime).
 
-`workloads`, `report` and `prices` talk to the API at --url (default $TRNCOST_URL, else the
-local runtime at http://127.0.0.1:8080). Requests to a deployed stage
+Every command that writes says where: the runtime and embedded AWS it talks to, the trial's
+URL, the file it wrote (`report` without --out: a temporary file).
+
+`workloads`, `report`, `prices`, `trial run` and `dlq` talk to the runtime at --url (default
+$TRNCOST_URL, else the local runtime at http://127.0.0.1:8080); a local runtime is found by its
+own state file ($TRNCOST_STATE_DIR/local-<port>.json). Requests to a deployed stage
 (https://<id>.execute-api.<region>.amazonaws.com/<stage>) are SigV4-signed with the default AWS
 credentials; nothing else is ever signed or sent to AWS. Errors exit 2 with one line.
 
