@@ -236,6 +236,7 @@ def test_a_trial_plan_runs_its_phases_as_local_processes_and_refreshes_the_demo(
         f"{plan_id}-target-c0-n1-r1",
     ]
     assert all(t["landed"] and t["job_id"].startswith("local-") for t in view["trials"])
+    assert [tid for p in view["phases"] for tid in p["trial_ids"]] == trial_ids
     for trial_id in trial_ids:  # each run was ingested into a trial record of the demo
         status, body = server.call("GET", f"/trials/{trial_id}")
         assert status == 200 and body["trial"]["workload_id"] == "tiny-demo"

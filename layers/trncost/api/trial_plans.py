@@ -54,6 +54,9 @@ class PhaseView(Schema):
     runs_planned: int
     runs_launched: int
     runs_recorded: int
+    trial_ids: list[str] = Field(
+        default_factory=list, description="the trials of this phase's runs launched so far"
+    )
     gate: GateResult | None = None
 
 
@@ -112,6 +115,7 @@ def plan_view(state: PlanState, execution_status: str | None = None) -> TrialPla
                     runs_planned=len(specs),
                     runs_launched=sum(1 for r in runs if r.job_id),
                     runs_recorded=sum(1 for r in runs if r.landed),
+                    trial_ids=[r.trial_id for r in runs],
                     gate=gate,
                 )
             )
