@@ -289,8 +289,32 @@ class Runtime:
     def _client(self, service: str) -> Any:
         return aws.client(service, REGION)
 
+    def _state_machine(self, sfn: Any, made: list[str]) -> None:
+        """The trial plan state machine from the one definition, its waits short (1 s polls)
+        through the substitutions. moto's Step Functions interpreter takes a few seconds to
+        load on first use: this runs while the other resources are made."""
+        try:
+            created = sfn.create_state_machine(
+                name=STATE_MACHINE,
+                definition=render(
+                    substitutions(
+                        TRIAL_STEPS_ARN,
+                        poll_interval_s=LOCAL_POLL_INTERVAL_S,
+                        max_polls=LOCAL_MAX_POLLS,
+                    )
+                ),
+                roleArn=STATE_MACHINE_ROLE,
+            )
+            made.append(str(created["stateMachineArn"]))
+        except Exception as exc:  # said by _resources, in the main thread
+            made.append(f"{type(exc).__name__}: {exc}")
+
     def _resources(self) -> None:
-        """The table, bus, rules and queues, from the definitions CDK uses."""
+        """The table, bus, rules, queues and state machine, from the definitions CDK uses."""
+        made: list[str] = []
+        sfn = self._client("stepfunctions")  # made here: boto3's default session is not
+        machine = threading.Thread(target=self._state_machine, args=(sfn, made))  # thread-safe
+        machine.start()
         self._client("dynamodb").create_table(**TABLE.create_table_kwargs(TABLE_NAME))
         sqs, events = self._client("sqs"), self._client("events")
         events.create_event_bus(Name=BUS)
@@ -321,18 +345,9 @@ class Runtime:
                 EventBusName=bus,
                 Targets=[{"Id": queue, "Arn": _arn(sqs, self.queues[queue])}],
             )
-        created = self._client("stepfunctions").create_state_machine(
-            name=STATE_MACHINE,
-            definition=render(
-                substitutions(
-                    TRIAL_STEPS_ARN,
-                    poll_interval_s=LOCAL_POLL_INTERVAL_S,
-                    max_polls=LOCAL_MAX_POLLS,
-                )
-            ),
-            roleArn=STATE_MACHINE_ROLE,
-        )
-        assert created["stateMachineArn"] == STATE_MACHINE_ARN, created["stateMachineArn"]
+        machine.join()
+        if made != [STATE_MACHINE_ARN]:
+            raise RuntimeError(f"the trial plan state machine was not created ({made})")
 
     def _load_handlers(self) -> None:
         from trncost.local import lambdas
