@@ -33,7 +33,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import trncost
@@ -42,7 +42,6 @@ from trncost.events import DetailType, pattern
 from trncost.local.esm import QueuePoller
 from trncost.local.gateway import WsgiGateway
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
-from trncost.model import Candidate
 from trncost.settings import (
     BUS_NAME_ENV,
     CATALOG_ENV,
@@ -60,6 +59,9 @@ from trncost.settings import (
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
 from trncost.workflow.definition import render, substitutions
+
+if TYPE_CHECKING:
+    from trncost.requestfile import EstimateFile
 
 log = logging.getLogger(__name__)
 PACKAGE = Path(trncost.__file__).resolve().parent
@@ -169,11 +171,11 @@ class Runtime:
         self._load_handlers()
         self._take_prices()
         if self.seed_example:
-            self.workload_id = self._seed(EXAMPLE)
+            self.workload_id = self._seed(EXAMPLE).workload.workload_id
         if self.seed_demo:
-            self.demo_workload_id = self._seed(DEMO)
-            first = load_demo_candidate()
-            self.demo_candidate = first.model_dump(
+            demo = self._seed(DEMO)
+            self.demo_workload_id = demo.workload.workload_id
+            self.demo_candidate = demo.candidates[0].candidate.model_dump(
                 mode="json", include={"instance_type", "instance_count", "region"}
             )
         gateway = WsgiGateway(self.api.handler, LocalContext(function_name="trncost-api"))
@@ -393,8 +395,8 @@ class Runtime:
             built.model_copy(update={"source": "example_file"})
         ).snapshot
 
-    def _seed(self, path: Path) -> str:
-        """A request file's workload, its trials and one estimate per candidate: its id."""
+    def _seed(self, path: Path) -> EstimateFile:
+        """A request file's workload, its trials and one estimate per candidate."""
         from datetime import UTC, datetime
 
         from trncost.errors import DomainError
@@ -417,14 +419,7 @@ class Runtime:
                 )
                 continue
             made[inp.candidate.instance_type] = version.estimate_id
-        return workload_id
-
-
-def load_demo_candidate() -> Candidate:
-    """The demo's candidate: the instance type its local runs are recorded and priced as."""
-    from trncost.requestfile import load_estimate_file
-
-    return load_estimate_file(DEMO).candidates[0].candidate
+        return request
 
 
 def state_path(port: int) -> Path:
