@@ -134,3 +134,12 @@ def test_a_deployed_url_means_aws_in_its_region(runtimes, capsys, monkeypatch):
     assert main(["dlq", "list", "--url", url]) == 0
     assert seen == {"region": "eu-west-1", "endpoint_url": None, "access_key": None}
     assert "your AWS account (default credentials), region eu-west-1" in capsys.readouterr().out
+
+
+def test_a_local_trial_of_another_workload_must_say_what_it_is_recorded_as(runtimes, capsys):
+    ports, _ = runtimes
+    url = f"http://127.0.0.1:{ports['A']}"
+    argv = ["trial", "run", "--local", "--url", url, "--workload", "llama31-8b-cpt", "--", "true"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--instance-type is required for workload llama31-8b-cpt" in err
