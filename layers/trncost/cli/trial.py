@@ -18,6 +18,7 @@ from trncost.client import TrncostClient
 from trncost.errors import ClientError
 
 SHOWN_CHANGES = 4
+REFRESH_WAIT_S = 5.0  # the refresh runs from the "Trial Recorded" event, a moment later
 
 
 def _machine(args: argparse.Namespace, state: dict[str, Any], workload: str) -> tuple[str, int]:
@@ -44,6 +45,25 @@ def _wait_for_trial(client: TrncostClient, trial_id: str, wait_s: float) -> dict
         except ClientError:
             time.sleep(0.5)
     return None
+
+
+def _wait_for_refresh(
+    client: TrncostClient, estimates: dict[str, str], trial_id: str, wait_s: float
+) -> None:
+    """Until every estimate has a version made by this trial, or `wait_s` (a trial that moves
+    no figure makes none)."""
+    deadline = time.monotonic() + wait_s
+    waiting = set(estimates.values())
+    while waiting and time.monotonic() < deadline:
+        for estimate_id in sorted(waiting):
+            try:
+                versions = client.get_json(f"/estimates/{estimate_id}/versions")["versions"]
+            except ClientError:
+                continue
+            if trial_id in versions[-1]["reason"]:
+                waiting.discard(estimate_id)
+        if waiting:
+            time.sleep(0.25)
 
 
 def _print_refreshes(
@@ -127,8 +147,9 @@ def cmd_trial_run(args: argparse.Namespace, console: Console) -> int:
     )
     for note in trial.get("notes", []):
         console.print(f"  note: {note}")
-    time.sleep(min(5.0, args.wait))  # the refresh runs from the "Trial Recorded" event
-    _print_refreshes(console, client, (state.get("estimates") or {}).get(workload, {}), trial_id)
+    estimates = (state.get("estimates") or {}).get(workload, {})
+    _wait_for_refresh(client, estimates, trial_id, min(REFRESH_WAIT_S, args.wait))
+    _print_refreshes(console, client, estimates, trial_id)
     return 0 if code == 0 else code
 
 
