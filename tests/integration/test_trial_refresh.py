@@ -114,3 +114,26 @@ def test_an_ingested_job_refreshes_through_the_same_path(world, table, bus):
     latest = world.versions()[-1]
     assert latest["version"] == 2 and latest["reason"] == f"trial {outcome.trial_id} recorded"
     assert any(c["figure"] == "total_usd" for c in latest["changes"])
+
+
+def test_a_log_import_is_announced_through_the_same_path(world, bus):
+    from pathlib import Path
+
+    logs = Path(__file__).resolve().parents[1] / "events" / "logs"
+    request = {
+        "files": [
+            {"name": n, "text": (logs / n).read_text()} for n in ["megatron_mixtral_h100.log"]
+        ],
+        "phase": "baseline",
+        "instance_type": "trn2.48xlarge",
+        "instance_count": 2,
+        "status": "completed",
+    }
+    status, got = world.call("POST", f"/workloads/{WL}/trials/import", request)
+    assert status == 201, got
+    trial_id = got["trial"]["trial_id"]
+    # "Trial Recorded" for that trial, on the bus the refresh listens to
+    recorded = [e for e in bus.received() if e["detail-type"] == "Trial Recorded"]
+    assert [(e["detail"]["trial_id"], e["detail"]["outcome"]) for e in recorded] == [
+        (trial_id, "recorded")
+    ]

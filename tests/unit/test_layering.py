@@ -92,7 +92,6 @@ ENVIRONMENT_EXCEPTIONS = {
     "settings.py": None,  # reads every variable: the point of it
     "local/runtime.py": {"os.environ.update"},  # sets the in-process handlers' environment
     "cli/runtime.py": {"os.environ.get"},  # the --url flag's default ($TRNCOST_URL)
-    "cli/trial_import.py": {"os.environ.get"},  # the same --url flag's default
     "cli/trial.py": {"os.environ"},  # the environment of the training command it starts
     "launch/local.py": {"os.environ.copy"},  # the environment of the local run it starts
 }

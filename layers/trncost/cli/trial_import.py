@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from trncost.cli.output import fail, number, print_json
-from trncost.client import DEFAULT_URL
+from trncost.cli.runtime import add_url_option
 from trncost.errors import ClientError, DomainError, RequestFileError, TrncostError
-from trncost.settings import URL_ENV
 
 if TYPE_CHECKING:
     from trncost.model import TrialRun
@@ -242,9 +241,5 @@ def add_commands(trial_sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     p.add_argument("--dry-run", action="store_true", help="print the record; send nothing")
     p.add_argument("--json", action="store_true")
-    p.add_argument(
-        "--url",
-        default=os.environ.get(URL_ENV) or DEFAULT_URL,
-        help=f"the API (default ${URL_ENV}, else {DEFAULT_URL}); not used with --dry-run",
-    )
+    add_url_option(p, "the API (not used with --dry-run)")
     p.set_defaults(handler=cmd_trial_import)
