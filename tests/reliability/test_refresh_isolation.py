@@ -36,6 +36,19 @@ QUEUE = "arn:aws:sqs:us-east-1:123456789012:trncost-refresh"
 CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
 
 
+def _raised_trn2(saved: dict) -> dict:
+    """The saved file with the trn2.48xlarge On-Demand hourly rate 10 % higher."""
+    items = []
+    for raw in saved["PriceList"]:
+        item = json.loads(raw)
+        if item["product"]["attributes"].get("instanceType") == "trn2.48xlarge":
+            for term in item["terms"]["OnDemand"].values():
+                for dim in term["priceDimensions"].values():
+                    dim["pricePerUnit"]["USD"] = str(float(dim["pricePerUnit"]["USD"]) * 1.1)
+        items.append(json.dumps(item))
+    return {**saved, "PriceList": items}
+
+
 class Ctx:
     function_name = "trncost-refresh"
     memory_limit_in_mb = 1024
@@ -87,9 +100,11 @@ def world(table, monkeypatch):
     definition["assumptions"]["engineering_hours"]["value"] = 1e30
     item["definition"] = json.dumps(definition)
     boto3.resource("dynamodb").Table(table).put_item(Item=item)
-    # A new snapshot: every estimate that follows the latest prices is to be refreshed
+    # A new snapshot with a new trn2.48xlarge rate: every estimate that follows the latest
+    # prices has new figures (a version is added only when the figures change)
     snapshots = SnapshotService(PriceStore(table), catalog=Catalog.model_validate(CATALOG))
-    taken = snapshots.take_from_saved(saved, Catalog.model_validate(CATALOG), "new prices")
+    taken = snapshots.take_from_saved(_raised_trn2(saved), Catalog.model_validate(CATALOG),
+                                      "new prices")  # fmt: skip
     message = {
         "id": "evt-snapshot",
         "source": "trncost",
