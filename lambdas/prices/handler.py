@@ -1,8 +1,10 @@
 """Prices Lambda: take a price snapshot (daily from EventBridge Scheduler, or on demand).
 
-Event: {} (scheduled: query the Price List API for the stage's catalog), or
-{"saved_price_list": <GetProducts response | item list | bulk offer file>, "note": "..."}
-to build the snapshot from a saved Price List file. Returns the snapshot summary.
+Event: {} (scheduled: query the Price List API for the stage's catalog; basis official), or
+{"saved_price_list": <GetProducts response | item list | bulk offer file>, "note": "...",
+"publish": false} to store a snapshot of a saved Price List file (basis saved_file; supplied
+by this direct invocation, whose caller CloudTrail records). It becomes latest only with
+"publish": true on a stage that accepts uploads. Returns the snapshot summary.
 
 Metrics: PriceSnapshotTaken, quotes (official, PENDING, rejected), Price List calls, and
 PriceSnapshotAgeSeconds: how old the latest snapshot was when this one replaced it.
@@ -17,7 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from trncost.errors import PriceListItemError
+from trncost.errors import PriceListItemError, PublishRefused
 from trncost.observability import NAMESPACE, MetricName
 from trncost.requestfile import format_validation_error
 from trncost.services.snapshots import SnapshotService
@@ -35,6 +37,7 @@ class PricesRequest(BaseModel):
 
     saved_price_list: Any | None = None
     note: str | None = None
+    publish: bool = False
 
 
 def catalog() -> Catalog:
@@ -54,10 +57,16 @@ def handler(event: dict[str, Any] | None, context: LambdaContext) -> dict[str, A
     try:
         request = PricesRequest.model_validate(event or {})
         if request.saved_price_list is not None:
-            result = svc.take_from_saved(request.saved_price_list, what, request.note)
+            result = svc.take_from_saved(
+                request.saved_price_list,
+                what,
+                request.note,
+                f"direct invocation of {context.function_name}",
+                publish=request.publish,
+            )
         else:
             result = svc.take(what)
-    except (ValidationError, PriceListItemError) as exc:
+    except (ValidationError, PriceListItemError, PublishRefused) as exc:
         # Bad input is answered, not retried: a retry cannot fix it.
         reason = format_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
         logger.warning("price snapshot request rejected", extra={"reason": reason})

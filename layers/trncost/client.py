@@ -328,13 +328,17 @@ class TrncostClient:
         return self.get_object("/prices/snapshots/latest")
 
     def take_snapshot(
-        self, saved_price_list: Any = None, note: str | None = None
+        self, saved_price_list: Any = None, note: str | None = None, publish: bool = False
     ) -> dict[str, Any]:
+        """POST /prices/snapshots: live, or an uploaded saved file (latest only with
+        `publish`, where the stage accepts uploads)."""
         body: dict[str, Any] = {}
         if saved_price_list is not None:
             body["saved_price_list"] = saved_price_list
         if note is not None:
             body["note"] = note
+        if publish:
+            body["publish"] = True
         return self.post_object("/prices/snapshots", body)
 
 

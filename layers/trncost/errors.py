@@ -11,6 +11,7 @@ the Lambdas, the agent and the CLI all import it).
     ├── NotFound (LookupError)        an id that names nothing
     ├── Conflict                      an id that is taken (records are written once)
     ├── LivePricesOff                 this deployment may not call the Price List API
+    ├── PublishRefused                this stage does not publish uploaded prices as latest
     ├── Unavailable                   an AWS service failed after botocore's retries
     │   └── TransientError            ... and a later try may succeed (Step Functions retries it)
     ├── LaunchRejected                AWS refused a trial launch: recorded, not retried
@@ -91,6 +92,14 @@ class LivePricesOff(TrncostError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, fields=["saved_price_list"])
+
+
+class PublishRefused(TrncostError):
+    """An upload asked to become the latest prices on a stage that does not allow it
+    (`prices.accept_uploads` is false): nothing is stored."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, fields=["publish"])
 
 
 # -- AWS ----------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ BUS_NAME_ENV = "TRNCOST_BUS"
 PRICE_LIST_REGION_ENV = "TRNCOST_PRICE_LIST_REGION"
 CATALOG_ENV = "TRNCOST_CATALOG"
 LIVE_PRICES_ENV = "TRNCOST_LIVE_PRICES"
+ACCEPT_UPLOADS_ENV = "TRNCOST_ACCEPT_UPLOADS"  # prices.accept_uploads: may an upload be latest
 STATE_MACHINE_ARN_ENV = "TRNCOST_TRIAL_PLAN_STATE_MACHINE_ARN"
 TRAINING_ROLE_ENV = "TRNCOST_TRAINING_ROLE_ARN"
 INSTANCE_PROFILE_ENV = "TRNCOST_TRAINING_INSTANCE_PROFILE_ARN"
@@ -120,6 +121,10 @@ class Settings(BaseModel):
     price_list_region: str = "us-east-1"
     catalog: Catalog | None = None
     live_prices: bool = True  # may the API query the Price List API (POST /prices/snapshots)
+    # May an uploaded Price List file become the latest prices when its request asks
+    # ("publish": true)? The stage's prices.accept_uploads: off unless a stage turns it on
+    # (the local runtime does).
+    accept_uploads: bool = False
     state_machine_arn: str | None = None  # the trial plan state machine the API starts
     plan_limits: PlanLimits = Field(default_factory=PlanLimits)
     default_launcher: str | None = None  # a plan that names no launcher gets this one
@@ -135,6 +140,7 @@ class Settings(BaseModel):
             price_list_region=env.get(PRICE_LIST_REGION_ENV, "us-east-1"),
             catalog=Catalog.model_validate(json.loads(catalog)) if catalog else None,
             live_prices=env.get(LIVE_PRICES_ENV, "true").lower() not in ("false", "0", "no"),
+            accept_uploads=env.get(ACCEPT_UPLOADS_ENV, "false").lower() in ("true", "1", "yes"),
             state_machine_arn=env.get(STATE_MACHINE_ARN_ENV) or None,
             plan_limits=PlanLimits.from_env(env),
             default_launcher=env.get(DEFAULT_LAUNCHER_ENV) or None,

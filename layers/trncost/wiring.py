@@ -136,6 +136,7 @@ class Wiring:
             publisher=self.publisher,
             catalog=settings.catalog,
             live_prices=settings.live_prices,
+            accept_uploads=settings.accept_uploads,
         )
 
     @cached_property

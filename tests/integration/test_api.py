@@ -12,12 +12,13 @@ from tests.support.events import saved_price_list
 from tests.support.examples import ROOT
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
-from trncost.settings import LIVE_PRICES_ENV
+from trncost.settings import ACCEPT_UPLOADS_ENV, LIVE_PRICES_ENV
 
 
 @pytest.fixture
 def api(table, monkeypatch):
-    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false"})
+    # this stage publishes uploads that ask ("publish": true)
+    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false", ACCEPT_UPLOADS_ENV: "true"})
     module = load_handler("api")
 
     def call(method, path, body=None, **kw):
@@ -40,7 +41,8 @@ def seed(call):
         t = trial(tid, count=count, phase="target", workload_id="wl-api").model_dump(mode="json")
         assert call("POST", "/workloads/wl-api/trials", t)[0] == 201
     saved = saved_price_list()
-    status, taken = call("POST", "/prices/snapshots", {"saved_price_list": saved, "note": "t"})
+    body = {"saved_price_list": saved, "note": "t", "publish": True}
+    status, taken = call("POST", "/prices/snapshots", body)
     assert status == 201 and taken["published_as_latest"]
     return taken
 
@@ -129,7 +131,7 @@ def test_an_estimate_without_prices_or_evidence_says_what_is_missing(api):
     status, err = api("POST", "/workloads/wl-api/estimates", body)
     assert status == 409 and err["error"] == "no_price_snapshot"
     saved = saved_price_list()
-    api("POST", "/prices/snapshots", {"saved_price_list": saved})
+    api("POST", "/prices/snapshots", {"saved_price_list": saved, "publish": True})
     status, err = api("POST", "/workloads/wl-api/estimates", body)
     assert status == 422 and err["error"] == "missing_evidence"
     assert "no trial of trn2.48xlarge" in err["message"] and err["fields"] == ["trial"]

@@ -24,6 +24,7 @@ from trncost.cli import main
 from trncost.client import TrncostClient
 from trncost.errors import ApiError, ClientError, ConnectionFailed, SigningError
 from trncost.local.gateway import WsgiGateway
+from trncost.settings import ACCEPT_UPLOADS_ENV
 
 STAGE = "https://abc123.execute-api.us-east-1.amazonaws.com/dev"
 SIGV4_AUTH = re.compile(
@@ -53,6 +54,7 @@ def _serve(app: Callable[..., Any]) -> Iterator[str]:
 @pytest.fixture
 def url(table, monkeypatch) -> Iterator[str]:
     """The API handler, loaded as the runtime loads it, behind HTTP on 127.0.0.1."""
+    monkeypatch.setenv(ACCEPT_UPLOADS_ENV, "true")  # as the local runtime: uploads may publish
     # as the local runtime does: no EMF line of the API's among the CLI's own output
     lambda_env(monkeypatch, table, POWERTOOLS_METRICS_DISABLED="true")
     monkeypatch.delenv("TRNCOST_URL", raising=False)
@@ -82,7 +84,7 @@ def seed(url: str) -> str:
         t = trial(tid, count=2, phase="target", workload_id="wl-cli")
         api.import_trial("wl-cli", t.model_dump(mode="json"))
     saved = saved_price_list()
-    taken = api.take_snapshot(saved, note="from the saved Price List file")
+    taken = api.take_snapshot(saved, note="from the saved Price List file", publish=True)
     assert taken["published_as_latest"]
     created = api.create_estimate(
         "wl-cli",

@@ -14,6 +14,7 @@ from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
 from trncost.observability import MetricName
 from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
     LIVE_PRICES_ENV,
     PRICE_LIST_REGION_ENV,
@@ -46,7 +47,11 @@ def env(table, monkeypatch):
     lambda_env(
         monkeypatch,
         table,
-        **{LIVE_PRICES_ENV: "false", PRICE_LIST_REGION_ENV: "us-east-1"},
+        **{
+            LIVE_PRICES_ENV: "false",
+            PRICE_LIST_REGION_ENV: "us-east-1",
+            ACCEPT_UPLOADS_ENV: "true",  # this stage publishes uploads that ask
+        },
         POWERTOOLS_SERVICE_NAME="trncost-test",
     )
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
@@ -63,7 +68,7 @@ def test_the_api_counts_estimates_computed_and_nothing_else(env, capsys):
     t = trial("t-1", count=2, workload_id="wl-m").model_dump(mode="json")
     assert call("POST", "/workloads/wl-m/trials", t) == 201
     saved = saved_price_list()
-    assert call("POST", "/prices/snapshots", {"saved_price_list": saved}) == 201
+    assert call("POST", "/prices/snapshots", {"saved_price_list": saved, "publish": True}) == 201
     capsys.readouterr()
 
     body = {
@@ -98,7 +103,7 @@ def test_prices_reports_the_age_of_the_snapshot_it_replaced(env, bus, monkeypatc
     svc = prices.services.snapshots
     clock = Clock(datetime(2026, 12, 1, 6, 0, tzinfo=UTC))
     svc.clock = clock
-    saved = {"saved_price_list": saved_price_list()}
+    saved = {"saved_price_list": saved_price_list(), "publish": True}
 
     # the first snapshot replaces none: no age
     assert prices.handler(saved, FakeContext())["status"] == "ok"

@@ -41,12 +41,13 @@ class Clock:
         return self.now
 
 
-def service(table, bus=None, client=None, clock=None):
+def service(table, bus=None, client=None, clock=None, accept_uploads=False):
     return SnapshotService(
         store=PriceStore(table),
         price_list=PriceListClient("us-east-1", client=client),
         publisher=EventPublisher(bus.name) if bus else None,
         clock=clock or Clock(),
+        accept_uploads=accept_uploads,
     )
 
 
@@ -89,11 +90,12 @@ def test_a_live_snapshot_lands_whole_and_becomes_latest(table, bus):
 def test_a_second_snapshot_announces_only_what_changed(table, bus):
     clock = Clock()
     items = saved_items()
-    svc = service(table, bus, clock=clock)
-    first = svc.take_from_saved({"PriceList": items}, CATALOG)
+    # Issue 12: an upload moves latest only when it asks and the stage accepts uploads.
+    svc = service(table, bus, clock=clock, accept_uploads=True)
+    first = svc.take_from_saved({"PriceList": items}, CATALOG, publish=True)
     bus.received()
     cheaper = [i.replace('"21.5000000000"', '"19.9000000000"') for i in items]
-    second = svc.take_from_saved({"PriceList": cheaper}, CATALOG)
+    second = svc.take_from_saved({"PriceList": cheaper}, CATALOG, publish=True)
     assert second.publication.previous_id == first.snapshot.snapshot_id
     key = "AmazonEC2/us-east-1/trn1.32xlarge/on_demand"
     assert second.diff.changed_keys == [key]
@@ -152,9 +154,10 @@ def test_throttling_is_retried_with_backoff(table, monkeypatch):
 
 def test_a_snapshot_that_cannot_finish_is_never_published(table, monkeypatch):
     backoff = record_backoff(monkeypatch)
-    svc = service(table, clock=Clock())
-    svc.take_from_saved({"PriceList": saved_items()}, CATALOG)
+    svc = service(table, clock=Clock(), accept_uploads=True)
+    svc.take_from_saved({"PriceList": saved_items()}, CATALOG, publish=True)
     before = PriceStore(table).latest_pointer()
+    assert before is not None
     client = pricing_client()
     with HttpStub(client) as stub:
         for _ in range(aws.MAX_ATTEMPTS):

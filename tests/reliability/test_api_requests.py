@@ -32,7 +32,7 @@ from tests.support.reliability_kit import AWS_ENV, figure
 from trncost.api.schemas import EstimateRequest
 from trncost.local.gateway import proxy_event, response_parts
 from trncost.model import Workload
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
+from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
 
@@ -46,6 +46,7 @@ ENV = {
         {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
     ),
     LIVE_PRICES_ENV: "false",
+    ACCEPT_UPLOADS_ENV: "true",  # the seeding upload asks to be latest
     "POWERTOOLS_METRICS_DISABLED": "true",  # no EMF line per request on stdout
 }
 WL = "wl-rel"
@@ -86,7 +87,6 @@ def world():
         with mock_aws():
             import boto3
 
-
             boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs(TABLE_NAME))
             API.services = Wiring()  # this module's sandbox, fresh inside the mock
             _seed()
@@ -108,7 +108,7 @@ def _seed() -> None:
         body = json.dumps(t.model_dump(mode="json")).encode()
         assert call("POST", f"/workloads/{WL}/trials", body)[0] == 201
     saved = saved_price_list()
-    body = json.dumps({"saved_price_list": saved, "note": "reliability"}).encode()
+    body = json.dumps({"saved_price_list": saved, "note": "reliability", "publish": True}).encode()
     assert call("POST", "/prices/snapshots", body)[0] == 201
 
 

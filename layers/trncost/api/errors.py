@@ -12,6 +12,7 @@ fields}); nothing a client sends yields a 5xx, and a 5xx never shows a stack tra
 | Conflict                                      | 409    | conflict               |
 | NoPrices                                      | 409    | no_price_snapshot      |
 | LivePricesOff                                 | 409    | live_prices_off        |
+| PublishRefused                                | 409    | publish_refused        |
 | Unavailable (TransientError), and an AWS      | 503    | upstream_unavailable   |
 | service still throttling or failing after     |        |                        |
 | botocore's retries                            |        |                        |
@@ -48,6 +49,7 @@ from trncost.errors import (
     NotFound,
     PayloadTooLarge,
     PriceListItemError,
+    PublishRefused,
     TrncostError,
     Unavailable,
 )
@@ -65,6 +67,7 @@ STATUS: dict[type[TrncostError], tuple[int, str]] = {
     Conflict: (409, "conflict"),
     NoPrices: (409, "no_price_snapshot"),
     LivePricesOff: (409, "live_prices_off"),
+    PublishRefused: (409, "publish_refused"),
     Unavailable: (503, "upstream_unavailable"),
     PayloadTooLarge: (413, "payload_too_large"),
 }

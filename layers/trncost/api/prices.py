@@ -33,8 +33,10 @@ def diff(snapshot_id: Id, other_id: Id) -> SnapshotDiff:
 
 @routes.post("/prices/snapshots", tags=["prices"])
 def take_snapshot(request: SnapshotRequest) -> tuple[SnapshotTaken, int]:
+    """Live, or from an uploaded saved file: stored with its basis and its caller; an upload
+    becomes latest only with `publish` on a stage that accepts uploads."""
     result = services().snapshots.take_requested(
-        request.saved_price_list, request.note, taken_by=caller(routes)
+        request.saved_price_list, request.note, caller(routes), publish=request.publish
     )
     summary = result.summary()
     return SnapshotTaken.model_validate({k: summary[k] for k in SnapshotTaken.model_fields}), 201

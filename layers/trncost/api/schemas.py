@@ -22,9 +22,10 @@ from trncost.model import (
     Workload,
 )
 from trncost.model.analysis import Credits
+from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
-from trncost.model.price import PriceSnapshot, Rejection
+from trncost.model.price import PriceSnapshot, Rejection, Unmatched
 
 T = TypeVar("T")
 
@@ -192,17 +193,20 @@ class SnapshotSummaryView(Schema):
     snapshot_id: str
     taken_at: str
     source: str
+    basis: PriceBasis
     quotes: int
     pending: int
     rejected: int
+    unmatched: int
     taken_by: str | None = Field(
         default=None, description=f"who asked for it: {CALLER}; null: the daily schedule"
     )
 
 
 class SnapshotRequest(Schema):
-    """Take a snapshot now: from an uploaded saved Price List file, or live (needs AWS
-    credentials with pricing:GetProducts)."""
+    """Take a snapshot now: from an uploaded saved Price List file (basis saved_file, who
+    supplied it is the caller), or live (basis official; needs AWS credentials with
+    pricing:GetProducts)."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -212,15 +216,27 @@ class SnapshotRequest(Schema):
         "omitted: query the Price List API live",
     )
     note: str | None = Field(default=None, max_length=500)
+    publish: bool = Field(
+        default=False,
+        description="make the uploaded file the latest prices (estimates that follow latest "
+        "are recomputed with it). Only where the stage allows it (prices.accept_uploads); "
+        "otherwise 409 publish_refused and nothing is stored. Without it, the upload is stored "
+        "and used only by estimates that name its snapshot_id",
+    )
 
 
 class SnapshotTaken(Schema):
     snapshot_id: str
     taken_at: str
     source: str
+    basis: PriceBasis = Field(description="official (live) | saved_file (an upload)")
+    origin: PriceOrigin | None = Field(
+        default=None, description="the live request, or the file's sha256, supplier and note"
+    )
     quotes: int
     pending: int
     rejected: int
+    unmatched: int
     published_as_latest: bool
     previous_snapshot_id: str | None
     changed_keys: list[str]
@@ -247,6 +263,7 @@ __all__ = [
     "Rejection",
     "RejectedIngestView",
     "Schema",
+    "Unmatched",
     "SnapshotDiff",
     "SnapshotRequest",
     "SnapshotSummaryView",

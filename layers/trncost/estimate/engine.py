@@ -14,10 +14,12 @@ from trncost.estimate.costs import COMPONENTS, CostContext
 from trncost.estimate.evidence import Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import usd
+from trncost.estimate.overrides import check_overrides, override_problems
 from trncost.estimate.timing import TimeModel, time_to_target
+from trncost.model.basis import PriceBasis, weakest
 from trncost.model.bounds import LEDGER_MAX_USD, MAX_HELD_HOURS
 from trncost.model.candidate import Candidate
-from trncost.model.estimate import Component, Estimate, EstimateInput, PendingTerm
+from trncost.model.estimate import Component, Estimate, EstimateInput, LineItem, PendingTerm
 
 
 class _Common(TypedDict):
@@ -33,17 +35,20 @@ class _Common(TypedDict):
     steady_throughput: float
 
 
-def estimate(inp: EstimateInput) -> Estimate:
+def estimate(inp: EstimateInput, *, check_price_overrides: bool = True) -> Estimate:
     """The cost of one completed training target for `inp.candidate`, line by line.
 
     Raises MissingEvidence when no usable trial exists for the candidate, DomainError when
     the inputs contradict each other or a line would not fit the ledger exactly (above
-    LEDGER_MAX_USD, trncost.model.bounds). A PENDING price never counts as 0: the estimate is
-    then `incomplete` and its total is a formula in the unknown price. A time to target past
-    MAX_HELD_HOURS is `infeasible`.
+    LEDGER_MAX_USD, trncost.model.bounds), InvalidInput when a price override names a key the
+    estimate does not use or a unit that key is not billed in (unless
+    `check_price_overrides` is False: a comparison checks its overrides across candidates).
+    A PENDING price never counts as 0: the estimate is then `incomplete`, its total a formula
+    in the unknown price, and every component with a PENDING line has no subtotal. A time to
+    target past MAX_HELD_HOURS is `infeasible`.
     """
     try:
-        return _estimate(inp)
+        return _estimate(inp, check_price_overrides)
     except ArithmeticError as exc:  # Decimal overflow or invalid operation, float overflow
         raise DomainError(
             f"the estimate cannot be computed exactly from these inputs ({type(exc).__name__}):"
@@ -72,10 +77,10 @@ def _check_ledger(ledger: Ledger) -> None:
             )
 
 
-def _estimate(inp: EstimateInput) -> Estimate:
+def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
     w, c = inp.workload, inp.candidate
     ledger = Ledger(inp.prices, inp.assumptions.price_overrides)
-    if inp.prices.source == "example_file":
+    if inp.prices.basis == PriceBasis.example:
         ledger.warn(
             "example_prices",
             f"prices come from {inp.prices.snapshot_id}, an example file bundled with "
@@ -94,11 +99,13 @@ def _estimate(inp: EstimateInput) -> Estimate:
         steady_throughput=tm.steady_rate,
     )
     if tm.time is None:
+        # The plan cannot finish: nothing is known, so nothing is a number (not even 0).
         return Estimate(
             **common,
             status="infeasible",
             infeasible_reason=tm.infeasible_reason,
-            components={k: Decimal(0) for k in Component},
+            components={k: None for k in Component},
+            total_known_usd=None,
             total_formula="no total: " + (tm.infeasible_reason or ""),
             warnings=ledger.warnings,
             inputs=list(ledger.rows.values()),
@@ -108,13 +115,14 @@ def _estimate(inp: EstimateInput) -> Estimate:
     for component in COMPONENTS:
         component(cx)
     _check_ledger(ledger)
+    if check_price_overrides:
+        check_overrides(override_problems(inp.assumptions.price_overrides, ledger.used_prices()))
+    _basis_warnings(ledger, inp)
 
-    components = {k: Decimal(0) for k in Component}
-    for line in ledger.lines:
-        if line.amount_usd is not None:
-            components[line.component] += line.amount_usd
-    known = sum(components.values(), Decimal(0))
+    lines = ledger.lines
+    known = sum((li.amount_usd for li in lines if li.amount_usd is not None), Decimal(0))
     pending = ledger.pending_terms()
+    cloud, labour = _split(lines, "cloud"), _split(lines, "labour")
     total = None if pending else known
     per_m_tokens = None
     if total is not None and w.target_tokens:
@@ -124,17 +132,71 @@ def _estimate(inp: EstimateInput) -> Estimate:
         status="incomplete" if pending else "complete",
         time=tm.time,
         effective_throughput=w.target.amount / (tm.time.total_h * 3600),
-        line_items=ledger.lines,
-        components=components,
+        line_items=lines,
+        components=components_of(lines),
         total_known_usd=known,
         pending_terms=pending,
         total_usd=total,
+        cloud_usd=cloud,
+        labour_usd=labour,
+        price_basis=weakest(li.price_basis for li in lines if li.priced),
         total_formula=total_formula(known, pending),
         cost_per_target_usd=total,
         cost_per_million_tokens_usd=per_m_tokens,
         warnings=ledger.warnings,
         inputs=list(ledger.rows.values()),
     )
+
+
+def components_of(lines: list[LineItem]) -> dict[Component, Decimal | None]:
+    """Each component's subtotal; None when one of its lines is PENDING (never 0 for an
+    unknown). A component with no line is 0: nothing of it is charged."""
+    out: dict[Component, Decimal | None] = {k: Decimal(0) for k in Component}
+    for line in lines:
+        so_far = out[line.component]
+        if line.amount_usd is None or so_far is None:
+            out[line.component] = None
+        else:
+            out[line.component] = so_far + line.amount_usd
+    return out
+
+
+def _split(lines: list[LineItem], cost: str) -> Decimal | None:
+    """The sum of the `cost` lines (cloud or labour); None when one of them is PENDING."""
+    total = Decimal(0)
+    for line in lines:
+        if line.cost != cost:
+            continue
+        if line.amount_usd is None:
+            return None
+        total += line.amount_usd
+    return total
+
+
+def _basis_warnings(ledger: Ledger, inp: EstimateInput) -> None:
+    """Say which priced lines rest on something weaker than an official price."""
+    by_basis: dict[PriceBasis, set[str]] = {}
+    for line in ledger.lines:
+        if line.priced and line.price_basis is not None:
+            by_basis.setdefault(line.price_basis, set()).add(str(line.price_key))
+    saved = by_basis.get(PriceBasis.saved_file)
+    if saved:
+        who = ""
+        origin = inp.prices.origin
+        if origin is not None and origin.basis == "saved_file":
+            who = f" supplied by {origin.supplied_by} (sha256 {origin.sha256[:12]}…)"
+        ledger.warn(
+            "saved_file_prices",
+            f"{len(saved)} price(s) come from {inp.prices.snapshot_id}, a saved Price List "
+            f"file{who}: official format, unverified origin",
+        )
+    assumed = by_basis.get(PriceBasis.assumed)
+    if assumed:
+        ledger.warn(
+            "assumed_prices",
+            f"your override replaces the price of {', '.join(sorted(assumed))}: a what-if, "
+            "not an official price",
+        )
 
 
 def total_formula(known: Decimal, pending: list[PendingTerm]) -> str:
@@ -151,7 +213,7 @@ def break_even_price(est: Estimate, alternative_total: Decimal) -> Decimal | Non
     Defined when exactly one price is pending: (alternative − known) / quantity. A negative
     result means the known part alone already exceeds the alternative.
     """
-    if len(est.pending_terms) != 1:
+    if len(est.pending_terms) != 1 or est.total_known_usd is None:
         return None
     term = est.pending_terms[0]
     if term.quantity <= 0:

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from trncost.estimate.money import tiered_amount, usd
-from trncost.model.estimate import Component, EstimateWarning, InputRow, LineItem, PendingTerm
+from trncost.model.basis import PriceBasis
+from trncost.model.estimate import (
+    Component,
+    Cost,
+    EstimateWarning,
+    InputRow,
+    LineItem,
+    PendingTerm,
+)
 from trncost.model.price import (
     CapacityBlockTerms,
     PriceKey,
@@ -31,6 +39,7 @@ class Rate:
     unit: str | None
     row_id: str
     pending_reason: str | None = None
+    basis: PriceBasis | None = None  # None while pending
 
     @property
     def pending(self) -> bool:
@@ -60,12 +69,18 @@ class Ledger:
         value: str | float | int | bool | Decimal | None,
         unit: str | None,
         provenance: Provenance,
+        price_basis: PriceBasis | None = None,
     ) -> str:
         if row_id not in self.rows:
             if isinstance(value, Decimal):
                 value = str(value)
             self.rows[row_id] = InputRow.model_construct(
-                id=row_id, label=label, value=value, unit=unit, provenance=provenance
+                id=row_id,
+                label=label,
+                value=value,
+                unit=unit,
+                provenance=provenance,
+                price_basis=price_basis,
             )
         return row_id
 
@@ -95,13 +110,16 @@ class Ledger:
         override = self._overrides.get(name)
         if override is not None:
             tiers = [PriceTier(usd=override.usd, rate_code="user_assumption")]
-            rate = Rate(key=key, tiers=tiers, unit=override.unit, row_id=row_id)
+            rate = Rate(
+                key=key, tiers=tiers, unit=override.unit, row_id=row_id, basis=PriceBasis.assumed
+            )
             self.row(
                 row_id,
                 f"price {key}",
                 override.usd,
                 f"USD/{override.unit}",
                 UserAssumption(name=f"price override {key}", note=override.note),
+                PriceBasis.assumed,
             )
         else:
             quote = self._quotes.get(name) or self._snapshot.quote_for(key)
@@ -115,9 +133,18 @@ class Ledger:
                 )
                 self.row(row_id, f"price {key}", None, None, quote.provenance())
             else:
-                rate = Rate(key=key, tiers=quote.tiers, unit=quote.unit, row_id=row_id)
+                rate = Rate(
+                    key=key, tiers=quote.tiers, unit=quote.unit, row_id=row_id, basis=quote.basis
+                )
                 shown = rate.flat if rate.flat is not None else _tier_summary(quote.tiers)
-                self.row(row_id, f"price {key}", shown, f"USD/{quote.unit}", quote.provenance())
+                self.row(
+                    row_id,
+                    f"price {key}",
+                    shown,
+                    f"USD/{quote.unit}",
+                    quote.provenance(),
+                    quote.basis,
+                )
         self._rates[name] = rate
         return rate
 
@@ -157,6 +184,8 @@ class Ledger:
                 rate_unit=None,
                 amount_usd=None,
                 price_key=str(rate.key),
+                price_basis=None,
+                cost="cloud",
                 inputs=row_ids,
                 provenance=Pending(
                     reason=rate.pending_reason or "price pending", price_key=str(rate.key)
@@ -174,6 +203,8 @@ class Ledger:
                 rate_unit=rate.unit,
                 amount_usd=amount,
                 price_key=str(rate.key),
+                price_basis=rate.basis,
+                cost="cloud",
                 inputs=row_ids,
                 provenance=derived(formula, row_ids),
             )
@@ -191,8 +222,10 @@ class Ledger:
         amount: Decimal,
         inputs: Sequence[str],
         formula: str,
+        cost: Cost = "labour",
     ) -> LineItem:
-        """A line whose rate is a user assumption rather than a price key."""
+        """A line whose rate is a user assumption rather than a price key (assumed labour:
+        not an AWS price, so it has no price basis and is not on the cloud bill)."""
         line = LineItem.model_construct(
             component=component,
             name=name,
@@ -202,11 +235,18 @@ class Ledger:
             rate_unit="h",
             amount_usd=usd(amount),
             price_key=None,
+            price_basis=None,
+            cost=cost,
             inputs=list(inputs),
             provenance=derived(formula, list(inputs)),
         )
         self.lines.append(line)
         return line
+
+    def used_prices(self) -> dict[str, str]:
+        """Every price key a line charged, with the unit it is billed in."""
+        charged = {li.price_key for li in self.lines if li.price_key}
+        return {name: r.key.billing_unit for name, r in self._rates.items() if name in charged}
 
     def pending_terms(self) -> list[PendingTerm]:
         terms: dict[str, PendingTerm] = {}

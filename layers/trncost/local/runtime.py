@@ -43,6 +43,7 @@ from trncost.local.esm import QueuePoller
 from trncost.local.gateway import WsgiGateway
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     DEFAULT_LAUNCHER_ENV,
@@ -267,6 +268,7 @@ class Runtime:
             BUS_NAME_ENV: BUS,
             CATALOG_ENV: json.dumps(self.catalog or default_catalog()),
             LIVE_PRICES_ENV: "true" if self.live_prices else "false",
+            ACCEPT_UPLOADS_ENV: "true",  # locally, an upload may become latest (with publish)
             PRICE_LIST_REGION_ENV: REGION,
             # trial plans: the state machine below, run by the local launcher by default
             STATE_MACHINE_ARN_ENV: STATE_MACHINE_ARN,
@@ -384,15 +386,13 @@ class Runtime:
             self.snapshot = snapshots.take(catalog).snapshot
             return
         data = json.loads(BUNDLED_PRICE_LIST.read_text())
-        built = snapshots.build_from_saved(
+        # basis example, by the call that seeds it: every estimate made with it says so
+        self.snapshot = snapshots.seed_example(
             data,
             catalog,
+            file=str(BUNDLED_PRICE_LIST.relative_to(PACKAGE.parent)),
             note="the saved Price List file bundled with trncost for the local runtime: "
             "illustrative figures, not current AWS prices",
-        )
-        # labelled as the example it is: every estimate made with it says so
-        self.snapshot = snapshots.commit(
-            built.model_copy(update={"source": "example_file"})
         ).snapshot
 
     def _seed(self, path: Path) -> EstimateFile:

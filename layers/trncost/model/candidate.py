@@ -41,6 +41,12 @@ class Candidate(DomainModel):
     neuron_sdk_version: Name | None = None
 
     @property
+    def on_sagemaker(self) -> bool:
+        """Billed by SageMaker (the platform says so, or the type is an `ml.` type):
+        billable seconds, AmazonSageMaker prices."""
+        return self.platform == Platform.sagemaker or self.instance_type.startswith("ml.")
+
+    @property
     def accelerator(self) -> str:
         """`neuron` for Trainium/Inferentia families, `gpu` otherwise."""
         family = self.instance_type.removeprefix("ml.").split(".")[0]

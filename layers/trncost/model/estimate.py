@@ -9,10 +9,11 @@ from typing import Literal
 from pydantic import Field
 
 from trncost.model.assumptions import Assumptions
+from trncost.model.basis import PriceBasis, SavedFileOrigin
 from trncost.model.candidate import Candidate
 from trncost.model.common import DomainModel, Money
 from trncost.model.price import PriceSnapshot
-from trncost.model.provenance import Provenance
+from trncost.model.provenance import OfficialPrice, Provenance, UserAssumption
 from trncost.model.trial import TrialRun
 from trncost.model.workload import Workload
 
@@ -46,6 +47,14 @@ class InputRow(DomainModel):
     )
     unit: str | None = None
     provenance: Provenance
+    price_basis: PriceBasis | None = Field(
+        default=None,
+        description="a price row: official | saved_file | example | assumed; None: not a "
+        "price, or PENDING",
+    )
+
+
+Cost = Literal["cloud", "labour"]
 
 
 class LineItem(DomainModel):
@@ -57,8 +66,22 @@ class LineItem(DomainModel):
     rate_unit: str | None = None
     amount_usd: Money | None = Field(description="None while the price is PENDING")
     price_key: str | None = None
+    price_basis: PriceBasis | None = Field(
+        default=None,
+        description="the basis of its price: official | saved_file | example | assumed; None: "
+        "PENDING, or not an AWS price (assumed labour)",
+    )
+    cost: Cost = Field(
+        default="cloud",
+        description="cloud: what AWS bills; labour: user-assumed engineering time",
+    )
     inputs: list[str] = Field(default_factory=list, description="ids of the input rows used")
     provenance: Provenance
+
+    @property
+    def priced(self) -> bool:
+        """A line with an AWS price key and an amount (what `price_basis` is taken over)."""
+        return self.price_key is not None and self.amount_usd is not None
 
 
 class PendingTerm(DomainModel):
@@ -106,12 +129,33 @@ class Estimate(DomainModel):
     target_amount: float
     target_tokens: float | None = None
     line_items: list[LineItem] = Field(default_factory=list)
-    components: dict[Component, Money] = Field(
-        default_factory=dict, description="known subtotal per component"
+    components: dict[Component, Money | None] = Field(
+        default_factory=dict,
+        description="subtotal per component; null when one of its lines is PENDING (or the "
+        "plan is infeasible): never a number for an unknown",
     )
-    total_known_usd: Money = Decimal(0)
+    total_known_usd: Money | None = Field(
+        default=Decimal(0),
+        description="the priced lines' sum (the known part of an incomplete total); null when "
+        "infeasible",
+    )
     pending_terms: list[PendingTerm] = Field(default_factory=list)
-    total_usd: Money | None = Field(default=None, description="only when no price is pending")
+    total_usd: Money | None = Field(
+        default=None, description="cloud_usd + labour_usd; only when no price is pending"
+    )
+    cloud_usd: Money | None = Field(
+        default=None,
+        description="what AWS bills: instances, storage, transfer, logs, data preparation, "
+        "trial compute; null while one of those lines is PENDING",
+    )
+    labour_usd: Money | None = Field(
+        default=None, description="user-assumed engineering time (hours × hourly cost)"
+    )
+    price_basis: PriceBasis | None = Field(
+        default=None,
+        description="the weakest basis among the priced lines (official > saved_file > "
+        "example > assumed); null when no line is priced",
+    )
     total_formula: str
     cost_per_target_usd: Money | None = None
     cost_per_million_tokens_usd: Money | None = None
@@ -121,3 +165,58 @@ class Estimate(DomainModel):
     @property
     def complete(self) -> bool:
         return self.status == "complete"
+
+    def known_by_component(self) -> dict[Component, Decimal]:
+        """The priced lines' sum per component (the known part, PENDING lines left out)."""
+        out = {k: Decimal(0) for k in Component}
+        for line in self.line_items:
+            if line.amount_usd is not None:
+                out[line.component] += line.amount_usd
+        return out
+
+    def price_rows(self) -> list[InputRow]:
+        """The input rows holding the prices the priced lines used."""
+        used = {f"price:{li.price_key}" for li in self.line_items if li.priced}
+        return [r for r in self.inputs if r.id in used]
+
+    def weaker_prices(self) -> list[InputRow]:
+        """The price rows used whose basis is not `official`, weakest first."""
+        rows = [
+            r
+            for r in self.price_rows()
+            if r.price_basis is not None and r.price_basis != PriceBasis.official
+        ]
+        return sorted(rows, key=lambda r: (r.price_basis.strength if r.price_basis else 0, r.id))
+
+    def basis_notes(self) -> list[str]:
+        """One line per price weaker than official, naming it: `assumed price:
+        trn3.48xlarge $45/h, your override`."""
+        return [basis_note(row) for row in self.weaker_prices()]
+
+
+_PER = {"Hrs": "h", "GB-Mo": "GB-month", "GB": "GB", "Metrics": "metric-month"}
+
+
+def basis_note(row: InputRow) -> str:
+    """`<basis label>: <item> <rate>, <whose>` for a price row."""
+    key = row.id.removeprefix("price:").split("/")
+    item = key[2] if len(key) > 2 else row.id
+    region = f" ({key[1]})" if len(key) > 1 else ""
+    unit = (row.unit or "").removeprefix("USD/")
+    try:
+        rate = f"${Decimal(str(row.value)).normalize():f}/{_PER.get(unit, unit)}"
+    except ArithmeticError:
+        rate = "tiered"
+    basis = row.price_basis or PriceBasis.assumed
+    p = row.provenance
+    if basis == PriceBasis.assumed:
+        whose = "your override" + (
+            f" ({p.note})" if isinstance(p, UserAssumption) and p.note else ""
+        )
+    elif basis == PriceBasis.saved_file:
+        origin = p.origin if isinstance(p, OfficialPrice) else None
+        who = origin.supplied_by if isinstance(origin, SavedFileOrigin) else "someone"
+        whose = f"a saved Price List file supplied by {who}, not fetched by trncost"
+    else:
+        whose = "the example file bundled with trncost, not a current AWS price"
+    return f"{basis.label}: {item}{region} {rate}, {whose}"

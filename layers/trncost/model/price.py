@@ -1,14 +1,16 @@
-"""Price quotes: official rates with their Price List identity, or PENDING with a reason."""
+"""Price quotes: rates with their Price List identity and their basis (official, saved_file,
+example; see `trncost.model.basis`), or PENDING with a reason."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
 from functools import cached_property, lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from trncost.model.basis import PriceBasis, PriceOrigin, basis_of_source
 from trncost.model.bounds import PositiveCount, PositiveHours, RateUsd, TierQuantity
 from trncost.model.candidate import Platform, PurchaseOption
 from trncost.model.common import DomainModel, Identifier, Name, Region
@@ -35,6 +37,43 @@ class UsageItem(StrEnum):
     custom_metrics = "metrics:custom"  # AmazonCloudWatch, metric-month, tiered
     transfer_out = "transfer:out-internet"  # AWSDataTransfer, GB, tiered
     transfer_inter_region = "transfer:inter-region"  # AWSDataTransfer, GB
+
+
+# The unit each usage price is billed in, as the Price List writes it.
+USAGE_UNIT: dict[UsageItem, str] = {
+    UsageItem.ebs_gp3: "GB-Mo",
+    UsageItem.s3_standard: "GB-Mo",
+    UsageItem.logs_ingestion: "GB",
+    UsageItem.logs_storage: "GB-Mo",
+    UsageItem.custom_metrics: "Metrics",
+    UsageItem.transfer_out: "GB",
+    UsageItem.transfer_inter_region: "GB",
+}
+_USAGE_ITEMS = frozenset(u.value for u in UsageItem)
+
+# Billing units: the Price List spelling → the plain name (both accepted in an override).
+UNIT_NAMES: dict[str, str] = {
+    "Hrs": "instance-hour",
+    "GB-Mo": "GB-month",
+    "GB": "GB",
+    "Metrics": "metric-month",
+}
+
+
+def normalise_unit(text: str) -> str | None:
+    """A billing unit in its Price List spelling (`Hrs`), from either spelling, any case;
+    None when it is neither."""
+    folded = text.strip().casefold()
+    for spelled, plain in UNIT_NAMES.items():
+        if folded in (spelled.casefold(), plain.casefold()):
+            return spelled
+    return None
+
+
+def unit_text(unit: str) -> str:
+    """`Hrs (instance-hour)`: a unit in both spellings."""
+    plain = UNIT_NAMES.get(unit)
+    return unit if plain is None or plain == unit else f"{unit} ({plain})"
 
 
 USAGE_SERVICE: dict[UsageItem, Service] = {
@@ -67,10 +106,30 @@ class PriceKey(DomainModel):
         purchase_option: PurchaseOption = PurchaseOption.on_demand,
         platform: Platform = Platform.ec2,
     ) -> PriceKey:
-        service = Service.sagemaker if platform == Platform.sagemaker else Service.ec2
+        """An instance price. SageMaker (the platform, or an `ml.` type) is priced as the
+        AmazonSageMaker `ml.` type; EC2 as the EC2 type."""
+        if platform == Platform.sagemaker or instance_type.startswith("ml."):
+            item = instance_type if instance_type.startswith("ml.") else f"ml.{instance_type}"
+            return PriceKey(
+                service=Service.sagemaker,
+                region=region,
+                item=item,
+                purchase_option=purchase_option,
+            )
         return PriceKey(
-            service=service, region=region, item=instance_type, purchase_option=purchase_option
+            service=Service.ec2, region=region, item=instance_type, purchase_option=purchase_option
         )
+
+    @property
+    def is_instance(self) -> bool:
+        return self.item not in _USAGE_ITEMS
+
+    @property
+    def billing_unit(self) -> str:
+        """The unit the key is billed in, as the Price List writes it (an instance: Hrs)."""
+        if self.is_instance:
+            return "Hrs"
+        return USAGE_UNIT[UsageItem(self.item)]
 
     @staticmethod
     @lru_cache(maxsize=1024)
@@ -99,9 +158,26 @@ class CapacityBlockTerms(DomainModel):
     queried_at: str | None = None
 
 
+def _fill_basis(data: Any) -> Any:
+    """A quote or snapshot without `basis` (stored before bases existed) takes its source's;
+    one that claims more than its source carries is refused."""
+    if not isinstance(data, dict):
+        return data
+    source = data.get("source", "query_api")
+    allowed = basis_of_source(str(source))
+    basis = data.get("basis")
+    if basis is None:
+        return {**data, "basis": allowed}
+    if PriceBasis(basis) != allowed:
+        raise ValueError(f"basis {basis} does not match source {source} (which is {allowed})")
+    return data
+
+
 class PriceQuote(DomainModel):
     key: PriceKey
-    status: Literal["official", "pending"]
+    status: Literal["official", "pending"] = Field(
+        description="official: a Price List price (see basis for who fetched it); pending: none"
+    )
     unit: Name | None = None
     tiers: list[PriceTier] = Field(default_factory=list)
     sku: Name | None = None
@@ -110,8 +186,19 @@ class PriceQuote(DomainModel):
     publication_date: str | None = None
     snapshot_id: Identifier
     source: str = "query_api"
+    basis: PriceBasis = Field(
+        description="official (fetched by trncost) | saved_file | example; from the source"
+    )
+    origin: PriceOrigin | None = Field(
+        default=None, description="what makes the basis checkable (request or file)"
+    )
     pending_reason: str | None = None
     capacity_block: CapacityBlockTerms | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _basis(cls, data: Any) -> Any:
+        return _fill_basis(data)
 
     @model_validator(mode="after")
     def _consistent(self) -> PriceQuote:
@@ -160,6 +247,8 @@ class PriceQuote(DomainModel):
         return OfficialPrice(
             snapshot_id=self.snapshot_id,
             source=self.source,
+            basis=self.basis,
+            origin=self.origin,
             sku=self.sku or "",
             rate_code=",".join(t.rate_code for t in self.tiers),
             effective_date=self.effective_date,
@@ -173,10 +262,22 @@ SnapshotSource = Literal[
 
 
 class Rejection(DomainModel):
-    """A Price List item (or capacity-block offering) left out of a snapshot, and why."""
+    """A Price List item (or capacity-block offering) that matched a price key (or could not
+    be read at all) and was refused, and why: zero price, unknown unit, not USD, outside the
+    plausible range, ambiguous SKUs, malformed."""
 
     key: str | None = None
     sku: str | None = None
+    reason: str
+
+
+class Unmatched(DomainModel):
+    """A product of a saved file (or a query's answer) that answers no price key, and the
+    filter that failed for the key it came closest to."""
+
+    sku: str
+    service: str | None = None
+    closest_key: str | None = None
     reason: str
 
 
@@ -189,9 +290,27 @@ class PriceSnapshot(DomainModel):
     publication_dates: dict[str, str] = Field(
         default_factory=dict, description="Price List publicationDate per service code"
     )
+    basis: PriceBasis = Field(description="the basis of every quote in it (from the source)")
+    origin: PriceOrigin | None = None
     quotes: list[PriceQuote] = Field(default_factory=list)
     rejected: list[Rejection] = Field(default_factory=list)
+    unmatched: list[Unmatched] = Field(default_factory=list)
     note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _basis(cls, data: Any) -> Any:
+        return _fill_basis(data)
+
+    @model_validator(mode="after")
+    def _one_basis(self) -> PriceSnapshot:
+        mixed = sorted({str(q.key) for q in self.quotes if q.basis != self.basis})
+        if mixed:
+            raise ValueError(
+                f"every quote of a {self.basis} snapshot has basis {self.basis}; "
+                f"not: {', '.join(mixed[:5])}"
+            )
+        return self
 
     def quote_for(self, key: PriceKey) -> PriceQuote:
         """The quote for `key`, or a PENDING quote saying the snapshot has none."""
@@ -205,6 +324,7 @@ class PriceSnapshot(DomainModel):
             status="pending",
             snapshot_id=self.snapshot_id,
             source=self.source,
+            basis=self.basis,
             pending_reason=(
                 f"no Price List product for {key.item} ({key.purchase_option}) "
                 f"in {key.region}{as_of} in snapshot {self.snapshot_id}"
@@ -213,12 +333,28 @@ class PriceSnapshot(DomainModel):
 
 
 class PriceOverride(DomainModel):
-    """A user-supplied rate (negotiated discount, private pricing): a user_assumption."""
+    """A user-supplied rate (negotiated discount, private pricing, a what-if): basis
+    `assumed`, never mixed into `official`. It names the price key it replaces; its unit is
+    the unit that key is billed in, as the Price List writes it (Hrs, GB-Mo, GB, Metrics) or
+    by its plain name (instance-hour, GB-month, GB, metric-month). Whether the key is one the
+    estimate uses, and the unit the key's, is checked against the estimate
+    (`trncost.estimate.overrides`)."""
 
     key: PriceKey
     usd: RateUsd
-    unit: Name
+    unit: Name = Field(description="Hrs | GB-Mo | GB | Metrics, or instance-hour | GB-month | ...")
     note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spelling(cls, data: Any) -> Any:
+        """Plain names are stored in the Price List's spelling; other text is kept for the
+        check to name."""
+        if isinstance(data, dict) and isinstance(data.get("unit"), str):
+            spelled = normalise_unit(data["unit"])
+            if spelled is not None:
+                return {**data, "unit": spelled}
+        return data
 
 
 class PriceChange(DomainModel):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from trncost.model.basis import PriceBasis, PriceOrigin, basis_of_source
 from trncost.model.common import DomainModel
 
 
@@ -20,17 +21,29 @@ class ProvenanceKind(StrEnum):
 
 
 class OfficialPrice(DomainModel):
-    """A rate read from an AWS Price List snapshot (or a saved Price List file)."""
+    """A rate in the AWS Price List's format, read from a price snapshot. Whether trncost
+    fetched it itself is its `basis`: only `official` was; `saved_file` and `example` came in
+    a file."""
 
     kind: Literal["official_price"] = "official_price"
     snapshot_id: str
     source: str = Field(
         description="query_api | saved_price_list_file | capacity_block_query | example_file"
     )
+    basis: PriceBasis = Field(description="official | saved_file | example (from the source)")
+    origin: PriceOrigin | None = None
     sku: str
     rate_code: str
     effective_date: str | None = None
     publication_date: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _basis(cls, data: Any) -> Any:
+        """Provenance stored before bases existed takes its source's."""
+        if isinstance(data, dict) and data.get("basis") is None:
+            return {**data, "basis": basis_of_source(str(data.get("source", "")))}
+        return data
 
 
 MAX_LINE_RANGES = 20

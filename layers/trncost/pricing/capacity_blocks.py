@@ -12,8 +12,10 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from trncost.model.basis import OfficialOrigin, PriceBasis
 from trncost.model.candidate import PurchaseOption
 from trncost.model.price import CapacityBlockTerms, PriceKey, PriceQuote, PriceTier, Rejection
+from trncost.pricing.plausible import implausible
 
 
 def _iso(value: Any) -> str | None:
@@ -36,6 +38,10 @@ def _usable(offering: dict[str, Any]) -> tuple[Decimal, float, int] | str:
     count = offering.get("InstanceCount")
     if not isinstance(hours, int | float) or hours <= 0 or not isinstance(count, int) or count < 1:
         return "offering lacks a positive duration or instance count"
+    per_instance_hour = fee / Decimal(repr(float(hours) * count))
+    problem = implausible("Hrs", [per_instance_hour])
+    if problem:
+        return f"upfront fee {fee} for {count} × {hours:g} h: {problem}"
     return fee, float(hours), count
 
 
@@ -46,8 +52,10 @@ def capacity_block_quote(
     *,
     snapshot_id: str,
     queried_at: str,
+    origin: OfficialOrigin | None = None,
 ) -> tuple[PriceQuote, list[Rejection]]:
-    """The cheapest offering per instance-hour as a block quote, or PENDING with why not."""
+    """The cheapest offering per instance-hour as a block quote, or PENDING with why not.
+    `origin`: the DescribeCapacityBlockOfferings request (endpoint, time, parameters)."""
     key = PriceKey.for_instance(instance_type, region, PurchaseOption.capacity_block)
     rejected: list[Rejection] = []
     usable: list[tuple[Decimal, dict[str, Any], float, int]] = []
@@ -73,6 +81,8 @@ def capacity_block_quote(
             status="pending",
             snapshot_id=snapshot_id,
             source="capacity_block_query",
+            basis=PriceBasis.official,
+            origin=origin,
             pending_reason=reason,
         ), rejected
     _, best, hours, count = min(usable, key=lambda u: u[0])
@@ -97,6 +107,8 @@ def capacity_block_quote(
         effective_date=queried_at,
         snapshot_id=snapshot_id,
         source="capacity_block_query",
+        basis=PriceBasis.official,
+        origin=origin,
         capacity_block=CapacityBlockTerms(
             duration_hours=hours,
             instance_count=count,

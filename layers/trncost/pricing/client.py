@@ -33,6 +33,12 @@ class PriceListClient:
             self._client = aws.client("pricing", self.region)
         return self._client
 
+    @property
+    def endpoint(self) -> str:
+        """The endpoint the requests go to (a price's `official` origin names it)."""
+        meta = getattr(self.client, "meta", None)
+        return str(getattr(meta, "endpoint_url", None) or f"pricing.{self.region}.amazonaws.com")
+
     def get_products(self, service_code: str, filters: list[dict[str, str]]) -> Iterator[str]:
         """Every PriceList item (a JSON string) matching the filters, page by page."""
         token: str | None = None
@@ -66,6 +72,11 @@ class CapacityBlockClient:
         if self._client is None:
             self._client = aws.client("ec2", self.region)
         return self._client
+
+    @property
+    def endpoint(self) -> str:
+        meta = getattr(self.client, "meta", None)
+        return str(getattr(meta, "endpoint_url", None) or f"ec2.{self.region}.amazonaws.com")
 
     def offerings(
         self,

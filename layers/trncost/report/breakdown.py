@@ -74,7 +74,8 @@ def cost_chart(est: Estimate) -> str:
     """Horizontal bars, one per component: the known amount, plus a hatched PENDING segment
     where the component waits on a price (a pending component is never drawn as $0)."""
     pending = pending_components(est)
-    amounts = [est.components.get(c, Decimal(0)) for c in Component]
+    known = est.known_by_component()  # a PENDING component's known part; its subtotal is null
+    amounts = [known[c] for c in Component]
     top_amount = max(amounts, default=Decimal(0))
     height = PAD * 2 + ROW_H * len(amounts)
     total = est.total_usd if est.complete else None

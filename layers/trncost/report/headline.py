@@ -1,8 +1,11 @@
 """The estimate page's top: the header (workload, candidate, status, where the estimate comes
-from), the headline figures (cost per completed target and per 1M tokens, time to target,
-effective throughput) with the formula in a PENDING price, and the warnings."""
+from), the headline figures (cost per completed target and per 1M tokens, the AWS bill apart
+from assumed labour, time to target, effective throughput) with the formula in a PENDING
+price, a badge for every price that is not official (naming it), and the warnings."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 from trncost.model import Estimate
 from trncost.report.format import esc, hours, num, usd
@@ -106,7 +109,7 @@ def _cost_figures(est: Estimate) -> list[str]:
     if est.status == "incomplete":
         n = len(est.pending_terms)
         waits = (
-            f"waits on {n} price{'s' if n != 1 else ''} with no official basis; "
+            f"waits on {n} price{'s' if n != 1 else ''} with no basis yet; "
             f"known part {usd(est.total_known_usd)}"
         )
         same = "waits on the same price(s)"
@@ -119,6 +122,56 @@ def _cost_figures(est: Estimate) -> list[str]:
         figure("Cost per completed target", "no total", never, "none", per_target),
         figure("Cost per 1M tokens", "—", "", "none", per_million),
     ]
+
+
+def _split_figures(est: Estimate) -> list[str]:
+    """What AWS bills, apart from the engineering time the user assumed."""
+    if est.status == "infeasible":
+        return []
+    if est.cloud_usd is not None:
+        cloud = figure("AWS bill (cloud)", usd(est.cloud_usd), _share(est), "", "cloud-usd")
+    else:
+        known = sum(
+            (li.amount_usd for li in est.line_items if li.cost == "cloud" and li.amount_usd),
+            Decimal(0),
+        )
+        waits = f"waits on a PENDING price; known part {usd(known)}"
+        cloud = figure("AWS bill (cloud)", "PENDING", waits, "pending", "cloud-usd")
+    labour = figure(
+        "Assumed labour",
+        usd(est.labour_usd),
+        "engineering hours × your hourly cost (not billed by AWS)",
+        "",
+        "labour-usd",
+    )
+    return [cloud, labour]
+
+
+def _share(est: Estimate) -> str:
+    if est.cloud_usd is None or not est.total_usd:
+        return "instances, storage, transfer, logs, data preparation, trials"
+    return f"{float(est.cloud_usd / est.total_usd) * 100:.0f} % of the total"
+
+
+def price_basis(est: Estimate) -> str:
+    """A distinct badge for each price that is not official, naming it; a quiet note when
+    every priced line is official."""
+    notes = est.basis_notes()
+    if not notes:
+        if est.price_basis is None:
+            return ""
+        return (
+            '<ul class="price-basis all-official" id="price-basis" data-basis="official">'
+            "<li>every price is official: fetched by trncost from the AWS Price List</li></ul>"
+        )
+    rows = est.weaker_prices()
+    items = "".join(
+        f'<li class="basis-line-{esc(row.price_basis.value if row.price_basis else "")}" '
+        f'data-price="{esc(row.id)}">{esc(note)}</li>'
+        for row, note in zip(rows, notes, strict=True)
+    )
+    basis = est.price_basis.value if est.price_basis else ""
+    return f'<ul class="price-basis" id="price-basis" data-basis="{esc(basis)}">{items}</ul>'
 
 
 def _time_figures(est: Estimate) -> list[str]:
@@ -165,8 +218,8 @@ def _total(est: Estimate) -> str:
 
 
 def headline(est: Estimate) -> str:
-    figures = [*_cost_figures(est), *_time_figures(est)]
-    body = f'<div class="figures">{"".join(figures)}</div>' + _total(est)
+    figures = [*_cost_figures(est), *_split_figures(est), *_time_figures(est)]
+    body = f'<div class="figures">{"".join(figures)}</div>' + price_basis(est) + _total(est)
     if est.status != "complete":
         body += f'<p class="small">Target: {target_text(est)}</p>'
     return f'<section id="headline"><h2>Headline</h2>{body}</section>'

@@ -11,7 +11,13 @@ from collections.abc import Callable, Sequence
 
 from trncost.model import Estimate, InputRow, ProvenanceKind
 from trncost.report.format import esc, num
-from trncost.report.provenance import KIND_HELP, kind_badge, provenance_html, row_anchor
+from trncost.report.provenance import (
+    KIND_HELP,
+    basis_badge,
+    kind_badge,
+    provenance_html,
+    row_anchor,
+)
 from trncost.report.shell import PENDING_ROW
 
 
@@ -32,12 +38,14 @@ def input_table(rows: Sequence[InputRow], anchor: Callable[[str], str], known: s
         f'<td class="id"><code>{esc(row.id)}</code></td><td>{esc(row.label)}</td>'
         f'<td class="num">{value_cell(row)}</td><td>{esc(row.unit or "")}</td>'
         f"<td>{kind_badge(row.provenance.kind)}</td>"
+        f"<td>{basis_badge(row.price_basis)}</td>"
         f'<td class="source small">{provenance_html(row.provenance, known)}</td></tr>'
         for row in rows
     )
     return (
         '<div class="table-wrap"><table><thead><tr><th>id</th><th>label</th>'
-        "<th class='num'>value</th><th>unit</th><th>provenance</th><th>source</th></tr>"
+        "<th class='num'>value</th><th>unit</th><th>provenance</th><th>price basis</th>"
+        "<th>source</th></tr>"
         f"</thead><tbody>{body}</tbody></table></div>"
     )
 

@@ -12,6 +12,7 @@ from trncost.model import (
     PublishedReference,
     TrialMeasurement,
 )
+from trncost.model.basis import PriceBasis
 from trncost.report.format import esc
 
 KIND_HELP: dict[ProvenanceKind, str] = {
@@ -33,6 +34,24 @@ def kind_badge(kind: str) -> str:
     return f'<span class="kind kind-{esc(kind)}">{esc(kind)}</span>'
 
 
+BASIS_HELP: dict[PriceBasis, str] = {
+    PriceBasis.official: "fetched by trncost from the AWS Price List API",
+    PriceBasis.saved_file: "a Price List file a person supplied: official format, unverified",
+    PriceBasis.example: "the illustrative file bundled with trncost",
+    PriceBasis.assumed: "a user override (a what-if or a negotiated rate)",
+}
+
+
+def basis_badge(basis: PriceBasis | None) -> str:
+    """A price's basis as a badge; a dash for a row or line that is not a price."""
+    if basis is None:
+        return '<span class="muted">—</span>'
+    return (
+        f'<span class="basis basis-{esc(basis.value)}" title="{esc(BASIS_HELP[basis])}">'
+        f"{esc(basis.value)}</span>"
+    )
+
+
 def row_links(ids: Iterable[str], known: set[str]) -> str:
     """Row ids as code, linked to their rows when they are `known` on the page."""
     parts = []
@@ -44,14 +63,33 @@ def row_links(ids: Iterable[str], known: set[str]) -> str:
     return ", ".join(parts)
 
 
+def _origin(p: OfficialPrice) -> str:
+    o = p.origin
+    if o is None:
+        return ""
+    if o.basis == "official":
+        filters = ", ".join(f"{f.field}={f.value}" for f in o.filters)
+        return f" · asked {esc(o.endpoint)} ({esc(o.operation)}) at {esc(o.requested_at)}" + (
+            f" with {esc(filters)}" if filters else ""
+        )
+    if o.basis == "saved_file":
+        note = f" — {esc(o.note)}" if o.note else ""
+        return (
+            f" · file sha256 <code>{esc(o.sha256[:16])}…</code> supplied by "
+            f"<code>{esc(o.supplied_by)}</code> at {esc(o.supplied_at)}{note}"
+        )
+    return f" · bundled file <code>{esc(o.file)}</code>"
+
+
 def _official(p: OfficialPrice) -> str:
     out = (
-        f"snapshot <code>{esc(p.snapshot_id)}</code> ({esc(p.source)}) · "
-        f"SKU <code>{esc(p.sku)}</code> · rate code <code>{esc(p.rate_code)}</code>"
+        f"snapshot <code>{esc(p.snapshot_id)}</code> ({esc(p.source)}, basis "
+        f"{esc(p.basis.value)}) · SKU <code>{esc(p.sku)}</code> · rate code "
+        f"<code>{esc(p.rate_code)}</code>"
     )
     if p.effective_date:
         out += f" · effective {esc(p.effective_date)}"
-    return out
+    return out + _origin(p)
 
 
 def _measured(p: TrialMeasurement) -> str:

@@ -67,7 +67,7 @@ def _cost_bands(c: CandidateAnalysis, r: Range) -> list[_Band]:
     if r.known_usd is not None:
         k = r.known_usd
         label = "known part of the cost"
-        known = float(est.total_known_usd)
+        known = float(est.total_known_usd or 0)
         p10, p50, p90 = as_float(k.p10), as_float(k.p50), as_float(k.p90)
         out.append(_Band("known", label, label, p10, p50, p90, known, usd_float))
     points = {term.price_key: term.quantity for term in est.pending_terms}

@@ -123,6 +123,18 @@ tr:target td { background: #e0f2fe; }
 .kind-derived { color: #334155; background: #e2e8f0; border-color: #94a3b8; }
 .kind-pending { color: #92400e; background: #fef3c7; border-color: #d97706;
   border-style: dashed; }
+.basis { display: inline-block; padding: 1px 8px; border-radius: 4px; font-size: .75rem;
+  font-weight: 700; white-space: nowrap; border: 1px solid; }
+.basis-official { color: #065f46; background: #d1fae5; border-color: #10b981; }
+.basis-saved_file { color: #92400e; background: #fef3c7; border-color: #d97706; }
+.basis-example { color: #9a3412; background: #ffedd5; border-color: #ea580c; }
+.basis-assumed { color: #5b21b6; background: #ede9fe; border-color: #7c3aed; }
+.price-basis { margin: 10px 0 0; padding: 0; list-style: none; }
+.price-basis li { margin: 4px 0; padding: 6px 10px; border-left: 4px solid var(--warn);
+  background: var(--warn-bg); border-radius: 4px; font-weight: 600; }
+.price-basis li.basis-line-assumed { border-left-color: #7c3aed; background: #ede9fe; }
+.price-basis.all-official li { border-left-color: var(--ok); background: var(--ok-bg);
+  font-weight: 400; }
 .kind-counts { display: flex; flex-wrap: wrap; gap: 6px 14px; margin: 0 0 10px; padding: 0;
   list-style: none; }
 

@@ -61,7 +61,7 @@ class _Measures:
 
     def __init__(self, est: Estimate) -> None:
         self.units = {t.price_key: t.unit for t in est.pending_terms}
-        self.measures: list[tuple[str, float]] = [("known", float(est.total_known_usd))]
+        self.measures: list[tuple[str, float]] = [("known", float(est.total_known_usd or 0))]
         self.measures += [(t.price_key, t.quantity) for t in est.pending_terms]
 
     @staticmethod

@@ -1,12 +1,26 @@
 """Price snapshots: take one (query the Price List API, or read a saved Price List file; one
-quote per catalog key, official or PENDING; store it whole, move "latest", announce what
-changed), and read them back (list, latest, one, the diff of two)."""
+quote per catalog key, priced or PENDING; store it whole, move "latest", announce what
+changed), and read them back (list, latest, one, the diff of two).
+
+Every snapshot carries a basis, decided by the call that makes it — never by anything in an
+uploaded file:
+
+    take / build_live          official     trncost queried AWS itself (endpoint, time, filters)
+    take_from_saved, uploads   saved_file   a person supplied the file (sha256, who, note)
+    seed_example               example      the bundled illustrative file (the local runtime)
+
+Only trncost's own live snapshots (and the local runtime's example seed) move "latest" by
+themselves. An upload is stored and usable by its snapshot id; it becomes latest only when the
+request asks (`publish`) and the stage allows it (`accept_uploads`, `prices.accept_uploads` in
+the stage config), and otherwise nothing is stored (PublishRefused).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import uuid
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,37 +33,61 @@ from trncost.errors import (
     LivePricesOff,
     NotFound,
     PriceListItemError,
+    PublishRefused,
     Unavailable,
 )
 from trncost.events import DetailType
+from trncost.model.basis import (
+    ExampleOrigin,
+    OfficialOrigin,
+    PriceOrigin,
+    QueryFilter,
+    SavedFileOrigin,
+    basis_of_source,
+)
 from trncost.model.price import (
     PriceQuote,
     PriceSnapshot,
     Rejection,
     SnapshotDiff,
     SnapshotSource,
+    Unmatched,
     diff_snapshots,
 )
 from trncost.pricing.capacity_blocks import capacity_block_quote
 from trncost.pricing.catalog import ProductQuery, queries_for
 from trncost.pricing.client import CapacityBlockClient, PriceListClient
+from trncost.pricing.matching import explain, match
 from trncost.pricing.parser import Product, items_from_saved_file, parse_item
 from trncost.pricing.quotes import build_quote
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, Catalog
+from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV, Catalog
 from trncost.store.prices import PriceStore, Publication, SnapshotSummary
 
 __all__ = [
+    "LOCAL_CALLER",
     "Publication",
     "SnapshotResult",
     "SnapshotService",
     "SnapshotSummary",
     "build_snapshot",
+    "file_sha256",
     "new_snapshot_id",
     "snapshot_from_saved",
 ]
 
 log = logging.getLogger(__name__)
 MAX_KEYS_IN_EVENT = 500
+LOCAL_CALLER = "local"  # who supplied a file when there is no API caller (CLI, local runtime)
+
+
+def file_sha256(data: Any) -> str:
+    """The sha256 of a saved Price List file's JSON in canonical form (keys sorted, no
+    whitespace, UTF-8), so the same file has the same digest whether uploaded or read from
+    disk: `python -c 'import json,sys,hashlib; print(hashlib.sha256(json.dumps(
+    json.load(open(sys.argv[1])), sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False).encode()).hexdigest())' FILE`."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def new_snapshot_id(now: datetime) -> str:
@@ -74,9 +112,12 @@ class SnapshotResult:
             "snapshot_id": s.snapshot_id,
             "taken_at": s.taken_at,
             "source": s.source,
+            "basis": s.basis.value,
+            "origin": s.origin.model_dump(mode="json") if s.origin else None,
             "quotes": len(s.quotes),
             "pending": sum(q.is_pending for q in s.quotes),
             "rejected": len(s.rejected),
+            "unmatched": len(s.unmatched),
             "published_as_latest": self.publication.published,
             "previous_snapshot_id": self.publication.previous_id,
             "changed_keys": self.diff.changed_keys if self.diff else [],
@@ -113,8 +154,12 @@ def build_snapshot(
     source: SnapshotSource,
     rejected: list[Rejection],
     note: str | None = None,
+    origin: PriceOrigin | None = None,
+    origins: Callable[[ProductQuery], PriceOrigin | None] | None = None,
+    unmatched: list[Unmatched] | None = None,
 ) -> PriceSnapshot:
-    """One quote per query, PENDING where no usable product was found."""
+    """One quote per query, PENDING where no usable product was found. `origins`: each
+    query's own origin (a live query: its filters); else every quote has `origin`."""
     dates = _publication_dates(p for products in found.values() for p in products)
     quotes: list[PriceQuote] = []
     for i, query in enumerate(queries):
@@ -124,6 +169,7 @@ def build_snapshot(
             snapshot_id=snapshot_id,
             source=source,
             as_of=dates.get(query.service_code),
+            origin=origins(query) if origins else origin,
         )
         for r in bad:
             log.warning("quote rejected for %s: %s (sku %s)", r.key, r.reason, r.sku)
@@ -133,9 +179,12 @@ def build_snapshot(
         snapshot_id=snapshot_id,
         taken_at=taken_at,
         source=source,
+        basis=basis_of_source(source),
+        origin=origin,
         publication_dates=dates,
         quotes=_ordered(quotes),
         rejected=rejected,
+        unmatched=unmatched or [],
         note=note,
     )
 
@@ -145,30 +194,50 @@ def _ordered(quotes: list[PriceQuote]) -> list[PriceQuote]:
     return sorted(quotes, key=lambda q: str(q.key))
 
 
-def snapshot_from_saved(
-    data: Any, catalog: Catalog, now: datetime, note: str | None = None
+def _from_file(
+    data: Any,
+    catalog: Catalog,
+    now: datetime,
+    origin: SavedFileOrigin | ExampleOrigin,
+    note: str | None,
 ) -> PriceSnapshot:
-    """A snapshot of the catalog's keys from a saved Price List file (GetProducts responses,
-    item lists or bulk offer files): for air-gapped teams, the local runtime and the tests.
-    Raises PriceListItemError when `data` is not a saved Price List at all."""
+    """The catalog's keys from a saved Price List file: every product that answers no key is
+    listed in `unmatched`, every one refused in `rejected`, each with its reason."""
     rejected: list[Rejection] = []
     products = _parse_all(items_from_saved_file(data), rejected)
     queries = queries_for(catalog)
-    by_service: dict[str, list[Product]] = defaultdict(list)
-    for p in products:
-        by_service[p.service_code].append(p)
-    found = {
-        i: [p for p in by_service[q.service_code] if q.accepts(p)] for i, q in enumerate(queries)
-    }
+    found, unmatched = match(queries, products)
+    source: SnapshotSource = (
+        "example_file" if isinstance(origin, ExampleOrigin) else "saved_price_list_file"
+    )
     return build_snapshot(
         queries,
         found,
         snapshot_id=new_snapshot_id(now),
         taken_at=now.isoformat(),
-        source="saved_price_list_file",
+        source=source,
         rejected=rejected,
         note=note,
+        origin=origin,
+        unmatched=unmatched,
     )
+
+
+def snapshot_from_saved(
+    data: Any,
+    catalog: Catalog,
+    now: datetime,
+    note: str | None = None,
+    *,
+    supplied_by: str = LOCAL_CALLER,
+) -> PriceSnapshot:
+    """A snapshot of the catalog's keys from a saved Price List file (GetProducts responses,
+    item lists or bulk offer files), basis `saved_file`: for air-gapped teams, uploads and
+    the tests. Raises PriceListItemError when `data` is not a saved Price List at all."""
+    origin = SavedFileOrigin(
+        sha256=file_sha256(data), supplied_by=supplied_by, supplied_at=now.isoformat(), note=note
+    )
+    return _from_file(data, catalog, now, origin, note)
 
 
 class SnapshotService:
@@ -182,6 +251,7 @@ class SnapshotService:
         *,
         catalog: Catalog | None = None,
         live_prices: bool = True,
+        accept_uploads: bool = False,
     ) -> None:
         self.store = store
         self.price_list = price_list or PriceListClient()
@@ -190,6 +260,7 @@ class SnapshotService:
         self.clock = clock
         self.catalog = catalog  # what the deployment prices (requested snapshots)
         self.live_prices = live_prices  # may a request query the Price List API
+        self.accept_uploads = accept_uploads  # may an upload become latest (when it asks)
 
     # -- reading ----------------------------------------------------------------------------
     def summaries(
@@ -234,16 +305,24 @@ class SnapshotService:
 
     # -- a requested snapshot (POST /prices/snapshots) ----------------------------------------
     def take_requested(
-        self, saved_price_list: Any | None, note: str | None, taken_by: str | None = None
+        self,
+        saved_price_list: Any | None,
+        note: str | None,
+        taken_by: str | None = None,
+        *,
+        publish: bool = False,
     ) -> SnapshotResult:
-        """From the saved Price List file when one is given, else live, when this deployment
-        allows it (LivePricesOff otherwise); an AWS failure after retries is Unavailable.
-        `taken_by`: the caller, stored with the snapshot."""
+        """From the saved Price List file when one is given (basis saved_file, supplied by
+        `taken_by`; latest only when `publish` and the stage accepts uploads), else live,
+        when this deployment allows it (LivePricesOff otherwise); an AWS failure after
+        retries is Unavailable. `taken_by`: the caller, stored with the snapshot."""
         catalog = self.catalog
         if catalog is None:
             raise DomainError(f"this deployment has no price catalog ({CATALOG_ENV})")
         if saved_price_list is not None:
-            return self.take_from_saved(saved_price_list, catalog, note, taken_by)
+            return self.take_from_saved(
+                saved_price_list, catalog, note, taken_by, publish=publish
+            )
         if not self.live_prices:
             raise LivePricesOff(
                 f"live price snapshots are off here ({LIVE_PRICES_ENV}=false): upload a saved "
@@ -257,16 +336,29 @@ class SnapshotService:
             raise
 
     # -- building ---------------------------------------------------------------------------
+    def _official(self, query: ProductQuery, requested_at: str) -> OfficialOrigin:
+        return OfficialOrigin(
+            requested_at=requested_at,
+            endpoint=self.price_list.endpoint,
+            operation="pricing:GetProducts",
+            service_code=query.service_code,
+            filters=[QueryFilter(type=f.type, field=f.field, value=f.value) for f in query.filters],
+        )
+
     def build_live(self, catalog: Catalog) -> PriceSnapshot:
-        """Query the Price List API once per catalog key (plus pages), then Capacity Blocks."""
+        """Query the Price List API once per catalog key (plus pages), then Capacity Blocks.
+        Basis official: each quote records the endpoint, the request time and its filters."""
         now = self.clock()
         snapshot_id, taken_at = new_snapshot_id(now), now.isoformat()
         queries = queries_for(catalog)
         rejected: list[Rejection] = []
+        unmatched: list[Unmatched] = []
         found: dict[int, list[Product]] = {}
         for i, query in enumerate(queries):
             items = self.price_list.get_products(query.service_code, query.api_filters())
-            found[i] = _parse_all(items, rejected)
+            products = _parse_all(items, rejected)
+            found[i] = [p for p in products if query.accepts(p)]
+            unmatched += [explain(p, [query]) for p in products if not query.accepts(p)]
         snapshot = build_snapshot(
             queries,
             found,
@@ -274,6 +366,13 @@ class SnapshotService:
             taken_at=taken_at,
             source="query_api",
             rejected=rejected,
+            origin=OfficialOrigin(
+                requested_at=taken_at,
+                endpoint=self.price_list.endpoint,
+                operation="pricing:GetProducts",
+            ),
+            origins=lambda q: self._official(q, taken_at),
+            unmatched=unmatched,
         )
         if catalog.capacity_block_hours:
             snapshot = self._with_capacity_blocks(snapshot, catalog, now)
@@ -289,28 +388,69 @@ class SnapshotService:
         for region in catalog.regions:
             client = self.capacity_blocks(region)
             for instance_type in catalog.instance_types:
+                if instance_type.startswith("ml."):
+                    continue  # Capacity Blocks are EC2's; SageMaker's training plans are not
                 offerings = client.offerings(instance_type, 1, hours, now, end)
+                origin = OfficialOrigin(
+                    requested_at=now.isoformat(),
+                    endpoint=getattr(client, "endpoint", f"ec2.{region}.amazonaws.com"),
+                    operation="ec2:DescribeCapacityBlockOfferings",
+                    filters=[
+                        QueryFilter(type="PARAMETER", field=name, value=value)
+                        for name, value in (
+                            ("InstanceType", instance_type),
+                            ("InstanceCount", "1"),
+                            ("CapacityDurationHours", str(hours)),
+                            ("StartDateRange", now.isoformat()),
+                            ("EndDateRange", end.isoformat()),
+                        )
+                    ],
+                )
                 quote, bad = capacity_block_quote(
                     instance_type,
                     region,
                     offerings,
                     snapshot_id=snapshot.snapshot_id,
                     queried_at=now.isoformat(),
+                    origin=origin,
                 )
                 quotes.append(quote)
                 rejected.extend(bad)
         return snapshot.model_copy(update={"quotes": _ordered(quotes), "rejected": rejected})
 
     def build_from_saved(
-        self, data: Any, catalog: Catalog, note: str | None = None
+        self,
+        data: Any,
+        catalog: Catalog,
+        note: str | None = None,
+        *,
+        supplied_by: str = LOCAL_CALLER,
     ) -> PriceSnapshot:
-        """The same catalog keys, read from a saved Price List file instead of the API."""
-        return snapshot_from_saved(data, catalog, self.clock(), note)
+        """The same catalog keys, read from a saved Price List file instead of the API:
+        basis saved_file (its sha256, who supplied it, their note)."""
+        return snapshot_from_saved(data, catalog, self.clock(), note, supplied_by=supplied_by)
+
+    def build_example(
+        self, data: Any, catalog: Catalog, file: str, note: str | None = None
+    ) -> PriceSnapshot:
+        """The bundled illustrative file, basis example. Only the local runtime seeds it."""
+        origin = ExampleOrigin(file=file, sha256=file_sha256(data), note=note)
+        return _from_file(data, catalog, self.clock(), origin, note)
 
     # -- committing ---------------------------------------------------------------------------
-    def commit(self, snapshot: PriceSnapshot, taken_by: str | None = None) -> SnapshotResult:
-        """Store the snapshot whole, then move "latest" and announce what changed."""
+    def commit(
+        self, snapshot: PriceSnapshot, taken_by: str | None = None, *, publish: bool = True
+    ) -> SnapshotResult:
+        """Store the snapshot whole, then (when `publish`) move "latest" and announce what
+        changed. Unpublished, it is stored, listed and usable by its id, and nothing else
+        happens."""
         self.store.put_snapshot(snapshot, taken_by)
+        if not publish:
+            pointer = self.store.latest_pointer()
+            current = pointer["snapshot_id"] if pointer else None
+            log.info("snapshot %s stored, not published as latest", snapshot.snapshot_id)
+            publication = Publication(False, current, current or snapshot.snapshot_id)
+            return SnapshotResult(snapshot, publication, None, None, taken_by)
         publication = self.store.publish_latest(snapshot)
         if not publication.published:
             log.info(
@@ -338,6 +478,7 @@ class SnapshotService:
                     "previous_snapshot_id": previous_id,
                     "taken_at": snapshot.taken_at,
                     "source": snapshot.source,
+                    "basis": snapshot.basis.value,
                     "changed_keys": keys[:MAX_KEYS_IN_EVENT],
                     "changed_keys_truncated": len(keys) > MAX_KEYS_IN_EVENT,
                     "pending_keys": sorted(str(q.key) for q in snapshot.quotes if q.is_pending),
@@ -346,9 +487,35 @@ class SnapshotService:
         return SnapshotResult(snapshot, publication, diff, event_id, taken_by)
 
     def take(self, catalog: Catalog, taken_by: str | None = None) -> SnapshotResult:
+        """A live snapshot (basis official): stored, and latest unless a newer one is."""
         return self.commit(self.build_live(catalog), taken_by)
 
     def take_from_saved(
-        self, data: Any, catalog: Catalog, note: str | None = None, taken_by: str | None = None
+        self,
+        data: Any,
+        catalog: Catalog,
+        note: str | None = None,
+        taken_by: str | None = None,
+        *,
+        publish: bool = False,
     ) -> SnapshotResult:
-        return self.commit(self.build_from_saved(data, catalog, note), taken_by)
+        """An uploaded file (basis saved_file, supplied by `taken_by`): stored and usable by
+        its id; latest only when `publish` and this stage accepts uploads — PublishRefused,
+        with nothing stored, when it asks and the stage does not."""
+        if publish and not self.accept_uploads:
+            raise PublishRefused(
+                "publish: this stage does not publish uploaded Price List files as the latest "
+                f"prices (prices.accept_uploads is false; {ACCEPT_UPLOADS_ENV}). Upload "
+                "without publish and use the snapshot by its snapshot_id"
+            )
+        snapshot = self.build_from_saved(
+            data, catalog, note, supplied_by=taken_by or LOCAL_CALLER
+        )
+        return self.commit(snapshot, taken_by, publish=publish)
+
+    def seed_example(
+        self, data: Any, catalog: Catalog, file: str, note: str | None = None
+    ) -> SnapshotResult:
+        """The local runtime's example prices (basis example), published as latest so the
+        example estimates have prices: the only call that makes an `example` snapshot."""
+        return self.commit(self.build_example(data, catalog, file, note))

@@ -3,7 +3,8 @@ only a conditional write moves.
 
 A snapshot becomes visible when its META item lands, which is written last and only if no
 snapshot of that id exists: a snapshot that could not be written whole is never read, listed
-or published.
+or published. Its basis and origin live on META; its rejected and unmatched lists in chunks
+(NOTES# items) so a large saved file's reasons never outgrow an item.
 """
 
 from __future__ import annotations
@@ -12,20 +13,28 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from trncost.errors import Conflict
-from trncost.model.price import PriceQuote, PriceSnapshot, Rejection
+from trncost.model.basis import PriceOrigin, basis_of_source
+from trncost.model.price import PriceQuote, PriceSnapshot, Rejection, Unmatched
 from trncost.store.base import Repository, conditional_failed, decode_cursor, encode_cursor
 from trncost.store.schema import (
     LATEST_SK,
+    NOTES_SK_PREFIX,
     PRICES_PK,
+    QUOTE_SK_PREFIX,
     SNAPSHOT_META_SK,
     SNAPSHOTS_GSI_PK,
     TABLE,
+    notes_sk,
     quote_sk,
     snapshot_pk,
 )
 
 GSI = TABLE.indexes[0].name
+CHUNK_CHARS = 300_000  # a NOTES item's JSON stays well under DynamoDB's 400 KB
+_ORIGIN: TypeAdapter[PriceOrigin] = TypeAdapter(PriceOrigin)
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,21 @@ class SnapshotSummary:
     pending: int
     rejected: int
     taken_by: str | None = None  # who asked for it over the API (IAM ARN); None: the schedule
+    basis: str = "official"
+    unmatched: int = 0
+
+
+def _chunks(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    out: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for entry in entries:
+        n = len(json.dumps(entry))
+        if out[-1] and size + n > CHUNK_CHARS:
+            out.append([])
+            size = 0
+        out[-1].append(entry)
+        size += n
+    return [c for c in out if c]
 
 
 @dataclass(frozen=True)
@@ -57,6 +81,10 @@ class PriceStore(Repository):
         pk = snapshot_pk(snapshot.snapshot_id)
         if self._meta(snapshot.snapshot_id) is not None:
             raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
+        notes = {
+            "rejected": [r.model_dump(mode="json") for r in snapshot.rejected],
+            "unmatched": [u.model_dump(mode="json") for u in snapshot.unmatched],
+        }
         with self.table.batch_writer() as batch:
             for quote in snapshot.quotes:
                 batch.put_item(
@@ -66,6 +94,11 @@ class PriceStore(Repository):
                         "quote": quote.model_dump_json(),
                     }
                 )
+            for kind, entries in notes.items():
+                for n, chunk in enumerate(_chunks(entries), start=1):
+                    batch.put_item(
+                        Item={"pk": pk, "sk": notes_sk(kind, n), "entries": json.dumps(chunk)}
+                    )
         meta = {
             "pk": pk,
             "sk": SNAPSHOT_META_SK,
@@ -74,11 +107,14 @@ class PriceStore(Repository):
             "snapshot_id": snapshot.snapshot_id,
             "taken_at": snapshot.taken_at,
             "source": snapshot.source,
+            "basis": snapshot.basis.value,
+            "origin": snapshot.origin.model_dump_json() if snapshot.origin else "",
             "publication_dates": json.dumps(snapshot.publication_dates, sort_keys=True),
-            "rejected": json.dumps([r.model_dump(mode="json") for r in snapshot.rejected]),
             "note": snapshot.note or "",
             "quote_count": len(snapshot.quotes),
             "pending_count": sum(q.is_pending for q in snapshot.quotes),
+            "rejected_count": len(snapshot.rejected),
+            "unmatched_count": len(snapshot.unmatched),
         }
         if taken_by:
             meta["taken_by"] = taken_by
@@ -171,15 +207,28 @@ class PriceStore(Repository):
         if meta is None:
             return None
         quotes = [
-            PriceQuote.model_validate_json(i["quote"]) for i in items if i["sk"] != SNAPSHOT_META_SK
+            PriceQuote.model_validate_json(i["quote"])
+            for i in items
+            if i["sk"].startswith(QUOTE_SK_PREFIX)
         ]
+        notes: dict[str, list[Any]] = {"rejected": [], "unmatched": []}
+        if "rejected" in meta:  # written before the notes had their own items
+            notes["rejected"] = json.loads(meta["rejected"])
+        for item in sorted(items, key=lambda i: str(i["sk"])):
+            if item["sk"].startswith(NOTES_SK_PREFIX):
+                kind = item["sk"].removeprefix(NOTES_SK_PREFIX).split("#")[0]
+                notes.setdefault(kind, []).extend(json.loads(item["entries"]))
+        origin = meta.get("origin")
         return PriceSnapshot(
             snapshot_id=meta["snapshot_id"],
             taken_at=meta["taken_at"],
             source=meta["source"],
+            basis=meta.get("basis") or basis_of_source(meta["source"]),
+            origin=_ORIGIN.validate_json(origin) if origin else None,
             publication_dates=json.loads(meta["publication_dates"]),
             quotes=sorted(quotes, key=lambda q: str(q.key)),
-            rejected=[Rejection.model_validate(r) for r in json.loads(meta["rejected"])],
+            rejected=[Rejection.model_validate(r) for r in notes["rejected"]],
+            unmatched=[Unmatched.model_validate(u) for u in notes["unmatched"]],
             note=meta.get("note") or None,
         )
 
@@ -206,7 +255,11 @@ class PriceStore(Repository):
                 source=i["source"],
                 quotes=int(i["quote_count"]),
                 pending=int(i["pending_count"]),
-                rejected=len(json.loads(i["rejected"])),
+                rejected=int(i["rejected_count"])
+                if "rejected_count" in i
+                else len(json.loads(i.get("rejected", "[]"))),
+                basis=str(i.get("basis") or basis_of_source(i["source"]).value),
+                unmatched=int(i.get("unmatched_count", 0)),
                 taken_by=i.get("taken_by"),
             )
             for i in page.get("Items", [])

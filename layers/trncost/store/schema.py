@@ -5,6 +5,7 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
 
     snapshot meta     pk SNAPSHOT#<id>  sk META               gsi1 SNAPSHOTS / <taken_at>#<id>
     price quote       pk SNAPSHOT#<id>  sk QUOTE#<price key>
+    snapshot notes    pk SNAPSHOT#<id>  sk NOTES#<rejected|unmatched>#<0001>   (chunks)
     latest pointer    pk PRICES         sk LATEST
     workload          pk WORKLOAD#<id>  sk WORKLOAD           gsi1 WORKLOADS / <created_at>#<id>
     trial record      pk TRIAL#<id>     sk TRIAL              gsi1 WORKLOAD#<wid>#TRIALS / <at>#<id>
@@ -91,6 +92,15 @@ def snapshot_pk(snapshot_id: str) -> str:
 
 def quote_sk(price_key: str) -> str:
     return f"QUOTE#{price_key}"
+
+
+QUOTE_SK_PREFIX = "QUOTE#"
+NOTES_SK_PREFIX = "NOTES#"
+
+
+def notes_sk(kind: str, chunk: int) -> str:
+    """A chunk of a snapshot's rejected or unmatched list (items stay under 400 KB)."""
+    return f"{NOTES_SK_PREFIX}{kind}#{chunk:04d}"
 
 
 WORKLOAD_SK = "WORKLOAD"

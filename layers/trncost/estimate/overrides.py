@@ -1,0 +1,57 @@
+"""Typed price overrides: an override must name a price key the estimate uses, in the unit
+that key is billed in. Pure: the keys an estimate used in, problems (field, message) out.
+
+A wrong unit or an unknown key is refused (InvalidInput → 422), naming the field and listing
+the keys the candidate uses, so a what-if never silently prices nothing, or prices an hourly
+rate as a GB-month.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from trncost.errors import InvalidInput
+from trncost.model.price import PriceOverride, normalise_unit, unit_text
+
+FIELD = "assumptions.price_overrides"
+
+
+def _keys_text(used: Mapping[str, str]) -> str:
+    if not used:
+        return "none (nothing is priced)"
+    return "; ".join(f"{key} ({unit_text(unit)})" for key, unit in sorted(used.items()))
+
+
+def override_problems(
+    overrides: Sequence[PriceOverride], used: Mapping[str, str], field: str = FIELD
+) -> list[tuple[str, str]]:
+    """(field, message) for each override whose key is not used or whose unit is not the
+    key's billing unit. `used`: price key → billing unit (Price List spelling)."""
+    problems: list[tuple[str, str]] = []
+    keys = _keys_text(used)
+    for i, override in enumerate(overrides):
+        key = str(override.key)
+        billed = override.key.billing_unit
+        if key not in used:
+            problems.append(
+                (
+                    f"{field}.{i}.key",
+                    f"{field}.{i}.key: {key} is not a price this estimate uses; "
+                    f"the keys it uses: {keys}",
+                )
+            )
+        elif normalise_unit(override.unit) != billed:
+            problems.append(
+                (
+                    f"{field}.{i}.unit",
+                    f"{field}.{i}.unit: {key} is billed in {unit_text(billed)}, not "
+                    f"{override.unit!r}; the keys it uses: {keys}",
+                )
+            )
+    return problems
+
+
+def check_overrides(problems: Sequence[tuple[str, str]]) -> None:
+    """InvalidInput naming every field at fault, when there is any problem."""
+    if problems:
+        raise InvalidInput("; ".join(m for _, m in problems), [f for f, _ in problems])
