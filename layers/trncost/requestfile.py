@@ -1,5 +1,10 @@
 """Estimate request files: a workload, its trials, a price snapshot, shared assumptions and
-one or more candidates. Parts may be inline or relative paths to JSON files."""
+one or more candidates. Parts may be inline or relative paths to JSON files.
+
+Prices read from a file are never `official`: only trncost's own live query makes an official
+price. A saved Price List file becomes a `saved_file` snapshot (supplied by `local`); a price
+snapshot written out to a file (`trncost prices latest --json`) keeps what it says only up to
+`saved_file` (an `example` file stays `example`), because the file may have been edited."""
 
 from __future__ import annotations
 
@@ -12,8 +17,10 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from trncost.errors import PriceListItemError, RequestFileError
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
+from trncost.model.basis import PriceBasis, SavedFileOrigin, basis_of_source
 from trncost.model.common import DomainModel
-from trncost.services.snapshots import snapshot_from_saved
+from trncost.model.price import PriceKey
+from trncost.services.snapshots import LOCAL_CALLER, file_sha256, snapshot_from_saved
 from trncost.settings import Catalog
 
 
@@ -54,7 +61,9 @@ def load_estimate_file(path: str | Path) -> EstimateFile:
             raw[part] = _read_json(path.parent / raw[part])
     try:
         if _is_saved_price_list(raw.get("prices")):
-            raw["prices"] = _snapshot_from_saved(raw)
+            raw["prices"] = _snapshot_from_saved(raw, path)
+        elif isinstance(raw.get("prices"), dict):
+            raw["prices"] = _at_most_saved_file(raw["prices"], path)
         return EstimateFile.model_validate(raw)
     except ValidationError as exc:
         raise RequestFileError(f"{path}: {format_validation_error(exc)}") from None
@@ -68,12 +77,41 @@ def _is_saved_price_list(prices: Any) -> bool:
     )
 
 
-def _snapshot_from_saved(raw: dict[str, Any]) -> PriceSnapshot:
+def _at_most_saved_file(prices: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A price snapshot read from a file, its basis capped at saved_file: a file that says
+    its prices are official becomes a saved file (its sha256, supplied by `local`)."""
+    source = str(prices.get("source", ""))
+    if basis_of_source(source) != PriceBasis.official:
+        return prices
+    now = datetime.now(UTC).isoformat()
+    origin = SavedFileOrigin(
+        sha256=file_sha256(prices),
+        supplied_by=LOCAL_CALLER,
+        supplied_at=now,
+        note=f"a price snapshot read from {path.name}; it says source {source}",
+    ).model_dump(mode="json")
+
+    def saved(part: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in part.items() if k != "basis"}
+        return {**out, "source": "saved_price_list_file", "origin": origin}
+
+    quotes = prices.get("quotes")
+    capped = saved(prices)
+    if isinstance(quotes, list):
+        capped["quotes"] = [saved(q) if isinstance(q, dict) else q for q in quotes]
+    return capped
+
+
+def _snapshot_from_saved(raw: dict[str, Any], path: Path) -> PriceSnapshot:
     """Price the request's instance types and regions from a saved Price List file."""
     plans = TypeAdapter(list[CandidatePlan]).validate_python(raw.get("candidates") or [])
     trials = TypeAdapter(list[TrialRun]).validate_python(raw.get("trials") or [])
     machines = [p.candidate for p in plans] + [t.candidate for t in trials]
-    types = {m.instance_type for m in machines if not m.instance_type.startswith("ml.")}
+    # SageMaker machines are priced as their `ml.` type (the AmazonSageMaker key's item)
+    types = {
+        PriceKey.for_instance(m.instance_type, m.region, platform=m.platform).item
+        for m in machines
+    }
     regions = {m.region for m in machines}
     preps = [p.assumptions.get("data_preparation") for p in plans]
     preps.append((raw.get("assumptions") or {}).get("data_preparation"))
@@ -82,7 +120,11 @@ def _snapshot_from_saved(raw: dict[str, Any]) -> PriceSnapshot:
         raise PriceListItemError("a saved Price List needs candidates to know what to price")
     catalog = Catalog(instance_types=sorted(types), regions=sorted(regions))
     return snapshot_from_saved(
-        raw["prices"], catalog, datetime.now(UTC), note="built from a saved Price List file"
+        raw["prices"],
+        catalog,
+        datetime.now(UTC),
+        note=f"built from the saved Price List file of {path.name}",
+        supplied_by=LOCAL_CALLER,
     )
 
 

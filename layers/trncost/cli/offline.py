@@ -33,6 +33,7 @@ LINE_ITEM_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("unit", "left"),
     ("rate", "right"),
     ("amount", "right"),
+    ("basis", "left"),
 )
 RANKING_COLUMNS = (
     "group",
@@ -41,6 +42,9 @@ RANKING_COLUMNS = (
     "candidate",
     "status",
     "cost per target",
+    "cloud (AWS)",
+    "labour (assumed)",
+    "price basis",
     "time to target",
 )
 
@@ -59,13 +63,27 @@ def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None
             console.print(f"  [yellow]{w.code}[/yellow]: {w.message}")
     if show_inputs:
         table = Table(title="Input table")
-        for col in ("id", "value", "unit", "provenance", "source"):
+        for col in ("id", "value", "unit", "provenance", "basis", "source"):
             table.add_column(col, overflow="fold")
         for row in est.inputs:
             p = row.provenance
             source = provenance_source(p)
-            table.add_row(row.id, number(row.value), row.unit or "", p.kind, source)
+            basis = row.price_basis.value if row.price_basis else ""
+            table.add_row(row.id, number(row.value), row.unit or "", p.kind, basis, source)
         console.print(table)
+
+
+def render_basis(est: Estimate, console: Console) -> None:
+    """The estimate's price basis, and a line for every price that is not official."""
+    if est.price_basis is None:
+        return
+    notes = est.basis_notes()
+    if not notes:
+        console.print("Price basis: [green]official[/green] (every price fetched by trncost)")
+        return
+    console.print(f"Price basis: [bold magenta]{est.price_basis.value}[/bold magenta]")
+    for note in notes:
+        console.print(f"  [magenta]⚑ {note}[/magenta]")
 
 
 def _render_feasible(est: Estimate, console: Console) -> None:
@@ -98,6 +116,10 @@ def _render_feasible(est: Estimate, console: Console) -> None:
         console.print(f"[bold yellow]Incomplete: {est.total_formula}[/bold yellow]")
         for term in est.pending_terms:
             console.print(f"  PENDING {term.price_key}: {term.reason}")
+    console.print(
+        f"AWS bill (cloud): {money(est.cloud_usd)} · assumed labour: {money(est.labour_usd)}"
+    )
+    render_basis(est, console)
     lines = Table(title="Line items", show_lines=False)
     for col, justify in LINE_ITEM_COLUMNS:
         lines.add_column(col, justify=justify)
@@ -111,13 +133,24 @@ def _render_feasible(est: Estimate, console: Console) -> None:
             if li.rate_usd is None and li.amount_usd is not None
             else ("PENDING" if li.rate_usd is None else f"{li.rate_usd}"),
             money(li.amount_usd),
+            li.price_basis.value if li.price_basis else ("labour" if li.cost == "labour" else ""),
         )
     console.print(lines)
     totals = Table(title="By component")
     totals.add_column("component")
-    totals.add_column("known amount", justify="right")
+    totals.add_column("amount", justify="right")
+    known = est.known_by_component()
     for comp, amount in est.components.items():
-        totals.add_row(comp.value, money(amount))
+        # a component with a PENDING line has no amount: PENDING, with its known part
+        if amount is not None:
+            shown = money(amount)
+        elif known[comp] > 0:
+            shown = f"PENDING (+ {money(known[comp])} known)"
+        else:
+            shown = "PENDING"
+        totals.add_row(comp.value, shown)
+    totals.add_row("cloud (AWS bill)", money(est.cloud_usd))
+    totals.add_row("labour (assumed)", money(est.labour_usd))
     totals.add_row(
         "[bold]total[/bold]",
         f"[bold]{money(est.total_usd) if est.complete else est.total_formula}[/bold]",
@@ -265,6 +298,9 @@ def _ranking_table(comparison: Comparison) -> Table:
             f"{row.instance_count}× {row.instance_type}",
             row.status,
             cost,
+            money(row.cloud_usd) if row.status != "infeasible" else "—",
+            money(row.labour_usd) if row.status != "infeasible" else "—",
+            row.price_basis.value if row.price_basis else "—",
             f"{row.time_to_target_h:,.1f} h" if row.time_to_target_h else "—",
         )
     return ranking

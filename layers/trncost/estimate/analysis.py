@@ -14,6 +14,7 @@ from trncost.estimate.evidence import MIN_FIT_COUNTS, Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.mfu import mfu_check
 from trncost.estimate.next_trial import next_trial
+from trncost.estimate.overrides import FIELD, check_overrides, override_problems, used_prices
 from trncost.estimate.sensitivity import tornado
 from trncost.estimate.uncertainty import monte_carlo, prepare
 from trncost.model.analysis import Analysis, CandidateAnalysis, Credits
@@ -28,11 +29,16 @@ def analyse(
     credits: Credits | None = None,
     as_of: str | None = None,
     limited_features: Mapping[str, Sequence[str]] | None = None,
+    override_fields: Sequence[str] | None = None,
 ) -> Analysis:
     """Analyse every candidate. A candidate that cannot be estimated (no usable trial, a
     contradiction) is reported with its reason and left out of the ranking; it never stops
     the others. `limited_features` maps an instance type to the key features the team found
-    limited on it. `as_of` (ISO date) is required with `credits`: the engine has no clock."""
+    limited on it. `as_of` (ISO date) is required with `credits`: the engine has no clock.
+
+    A price override may be shared by the candidates: it must name a key one of them uses, in
+    that key's billing unit (InvalidInput otherwise, naming `override_fields[i]`, the field
+    of input i's overrides in the request)."""
     if not inputs:
         raise DomainError("nothing to analyse: give at least one candidate")
     if credits is not None and as_of is None:
@@ -44,7 +50,7 @@ def analyse(
     excluded: dict[str, str] = {}
     for cid, inp in zip(ids, inputs, strict=True):
         try:
-            est = estimate(inp)
+            est = estimate(inp, check_price_overrides=False)
         except DomainError as exc:
             excluded[cid] = str(exc)
             results[cid] = CandidateAnalysis(candidate_id=cid, error=str(exc))
@@ -83,6 +89,7 @@ def analyse(
             notes=notes,
         )
 
+    _check_shared_overrides(inputs, [e for _, _, e in estimated], override_fields)
     comparison = rank([(i, e) for _, i, e in estimated], excluded=excluded)
     pairs = [(i, e) for _, i, e in estimated]
     decisions = []
@@ -113,3 +120,23 @@ def analyse(
         comparison=comparison,
         decision=migration_decision(decisions, neuron),
     )
+
+
+def _check_shared_overrides(
+    inputs: Sequence[EstimateInput],
+    estimates: Sequence[Estimate],
+    fields: Sequence[str] | None,
+) -> None:
+    """Each input's overrides against the keys any estimated candidate uses."""
+    used: dict[str, str] = {}
+    for est in estimates:
+        used.update(used_prices(est.line_items))
+    problems: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for i, inp in enumerate(inputs):
+        field = fields[i] if fields is not None else FIELD
+        for problem in override_problems(inp.assumptions.price_overrides, used, field):
+            if problem[0] not in seen:  # shared overrides: once
+                seen.add(problem[0])
+                problems.append(problem)
+    check_overrides(problems)

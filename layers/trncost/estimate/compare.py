@@ -90,10 +90,12 @@ def rank(
     *,
     excluded: dict[str, str] | None = None,
 ) -> Comparison:
-    """Rank candidates by cost per completed target and by time, within groups of comparable
-    candidates only (same target, dataset, quality gate and timing scope). Incomparable pairs
-    are listed with their reasons; each PENDING-priced candidate gets its break-even price
-    against the cheapest fully priced comparable candidate. Input order never matters."""
+    """Rank candidates by the total cost of a completed target (cloud + labour, the figure
+    break-even prices are read against) and by time, within groups of comparable candidates
+    only (same target, dataset, quality gate and timing scope). Each row shows the split: what
+    AWS bills and the assumed labour. Incomparable pairs are listed with their reasons; each
+    PENDING-priced candidate gets its break-even price against the cheapest fully priced
+    comparable candidate. Input order never matters."""
     ids = candidate_ids([i for i, _ in candidates])
     named = sorted(zip(ids, candidates, strict=True), key=lambda x: x[0])
     groups: list[list[Member]] = []
@@ -109,12 +111,8 @@ def rank(
     break_evens: list[BreakEven] = []
     for number, group in enumerate(groups, start=1):
         priced = sorted(
-            (
-                m
-                for m in group
-                if m[2].status == "complete" and m[2].cost_per_target_usd is not None
-            ),
-            key=lambda m: (m[2].cost_per_target_usd, _total_h(m[2]), m[0]),
+            (m for m in group if m[2].status == "complete" and m[2].total_usd is not None),
+            key=lambda m: (m[2].total_usd, _total_h(m[2]), m[0]),
         )
         cost_rank = {m[0]: r for r, m in enumerate(priced, start=1)}
         timed = sorted(
@@ -174,6 +172,10 @@ def _row(
         instance_count=est.candidate.instance_count,
         status=est.status,
         cost_per_target_usd=est.cost_per_target_usd,
+        total_usd=est.total_usd,
+        cloud_usd=est.cloud_usd,
+        labour_usd=est.labour_usd,
+        price_basis=est.price_basis,
         total_known_usd=est.total_known_usd,
         pending_formula=est.total_formula if est.status == "incomplete" else None,
         time_to_target_h=est.time.total_h if est.time is not None else None,
@@ -218,7 +220,7 @@ def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven
         note = "the pending quantity is 0: the price does not move the total"
     elif price < 0:
         note = (
-            f"the known part alone (${est.total_known_usd:,.2f}) already exceeds {bid} "
+            f"the known part alone (${est.total_known_usd or 0:,.2f}) already exceeds {bid} "
             f"(${best_total:,.2f}): no price makes it cheaper"
         )
     else:

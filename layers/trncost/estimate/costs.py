@@ -23,7 +23,7 @@ from trncost.estimate.money import (
 )
 from trncost.estimate.timing import Number, TimeModel
 from trncost.model.assumptions import Assumed, Assumptions
-from trncost.model.candidate import Candidate, Platform, PurchaseOption
+from trncost.model.candidate import Candidate, PurchaseOption
 from trncost.model.estimate import Component
 from trncost.model.price import PriceKey, UsageItem
 from trncost.model.provenance import TrialMeasurement, UserAssumption, measured
@@ -124,22 +124,18 @@ def instances(cx: CostContext) -> None:
             formula="blocks × upfront fee per block",
         )
         return
-    billed = (
-        sagemaker_billed_seconds(held_s)
-        if c.platform == Platform.sagemaker
-        else ec2_billed_seconds(held_s)
-    )
-    rule = (
-        "SageMaker billable seconds"
-        if c.platform == Platform.sagemaker
-        else "EC2 per-second billing, 60 s minimum"
-    )
+    if c.on_sagemaker:
+        billed = sagemaker_billed_seconds(held_s)
+        rule, formula = "SageMaker billable seconds, no minimum", "ceil(held seconds)"
+    else:
+        billed = ec2_billed_seconds(held_s)
+        rule, formula = "EC2 per-second billing, 60 s minimum", "max(60, ceil(held seconds))"
     billed_row = led.derived(
         "billing:seconds_per_instance",
         f"billed seconds per instance ({rule})",
         billed,
         "s",
-        "max(60, ceil(held seconds))",
+        formula,
         [cx.tm.held_row],
     )
     hours = Decimal(c.instance_count) * Decimal(billed) / Decimal(3600)
@@ -413,7 +409,7 @@ def _trial_cost(cx: CostContext, t: TrialRun) -> None:
         seconds = dec(t.billed_instance_seconds)
         how = "as billed"
     else:
-        per = sagemaker_billed_seconds if tc.platform == Platform.sagemaker else ec2_billed_seconds
+        per = sagemaker_billed_seconds if tc.on_sagemaker else ec2_billed_seconds
         seconds = Decimal(tc.instance_count * per(t.wall.total_s))
         if t.reliability.rerun_s > 0:
             seconds += Decimal(tc.instance_count * per(t.reliability.rerun_s))

@@ -14,7 +14,7 @@ from trncost.estimate.costs import COMPONENTS, CostContext
 from trncost.estimate.evidence import Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import usd
-from trncost.estimate.overrides import check_overrides, override_problems
+from trncost.estimate.overrides import check_overrides, override_problems, used_prices
 from trncost.estimate.timing import TimeModel, time_to_target
 from trncost.model.basis import PriceBasis, weakest
 from trncost.model.bounds import LEDGER_MAX_USD, MAX_HELD_HOURS
@@ -116,7 +116,8 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
         component(cx)
     _check_ledger(ledger)
     if check_price_overrides:
-        check_overrides(override_problems(inp.assumptions.price_overrides, ledger.used_prices()))
+        used = used_prices(ledger.lines)
+        check_overrides(override_problems(inp.assumptions.price_overrides, used))
     _basis_warnings(ledger, inp)
 
     lines = ledger.lines

@@ -243,11 +243,6 @@ class Ledger:
         self.lines.append(line)
         return line
 
-    def used_prices(self) -> dict[str, str]:
-        """Every price key a line charged, with the unit it is billed in."""
-        charged = {li.price_key for li in self.lines if li.price_key}
-        return {name: r.key.billing_unit for name, r in self._rates.items() if name in charged}
-
     def pending_terms(self) -> list[PendingTerm]:
         terms: dict[str, PendingTerm] = {}
         for line in self.lines:

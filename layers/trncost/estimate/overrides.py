@@ -8,12 +8,28 @@ rate as a GB-month.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from trncost.errors import InvalidInput
-from trncost.model.price import PriceOverride, normalise_unit, unit_text
+from trncost.model.estimate import LineItem
+from trncost.model.price import USAGE_UNIT, PriceOverride, UsageItem, normalise_unit, unit_text
 
 FIELD = "assumptions.price_overrides"
+
+
+def billing_unit_of(price_key: str) -> str:
+    """The billing unit of a price key written as text (`service/region/item/option`)."""
+    parts = price_key.split("/")
+    item = parts[2] if len(parts) > 2 else ""
+    try:
+        return USAGE_UNIT[UsageItem(item)]
+    except ValueError:
+        return "Hrs"
+
+
+def used_prices(lines: Iterable[LineItem]) -> dict[str, str]:
+    """Every price key the lines charge (priced or PENDING), with its billing unit."""
+    return {li.price_key: billing_unit_of(li.price_key) for li in lines if li.price_key}
 
 
 def _keys_text(used: Mapping[str, str]) -> str:

@@ -209,7 +209,7 @@ Prepared = tuple[Estimate, VectorModel, "Inputs"]
 
 def prepare(inp: EstimateInput, est: Estimate | None = None) -> Prepared:
     """The estimate, its vector model and its uncertain inputs (shared by range and tornado)."""
-    est = est if est is not None else estimate(inp)
+    est = est if est is not None else estimate(inp, check_price_overrides=False)
     model = build(inp, est)
     return est, model, Inputs(inp, est, model)
 

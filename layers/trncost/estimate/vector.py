@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import EC2_MINIMUM_BILLED_SECONDS, HOURS_PER_MONTH
-from trncost.model.candidate import Platform
 from trncost.model.estimate import Estimate, EstimateInput, InputRow, LineItem
 from trncost.model.price import PriceKey
 
@@ -370,7 +369,7 @@ def _instance_hours(cx: _LineContext) -> Line | None:
     """n × billed seconds / 3600: EC2 with its 60 s minimum, SageMaker whole seconds."""
     if "billing:seconds_per_instance" not in cx.ids:
         return None
-    sagemaker = cx.model.est.candidate.platform == Platform.sagemaker
+    sagemaker = cx.model.est.candidate.on_sagemaker
     minimum = 1 if sagemaker else EC2_MINIMUM_BILLED_SECONDS
     n = cx.n
 

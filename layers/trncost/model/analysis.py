@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from trncost.model.basis import PriceBasis
 from trncost.model.bounds import Usd
 from trncost.model.common import DomainModel, Money
 from trncost.model.estimate import Component, Estimate
@@ -168,6 +169,14 @@ class RankedCandidate(DomainModel):
     instance_count: int
     status: str
     cost_per_target_usd: Money | None = None
+    total_usd: Money | None = Field(
+        default=None, description="what the ranking sorts on (cloud_usd + labour_usd)"
+    )
+    cloud_usd: Money | None = Field(default=None, description="what AWS bills")
+    labour_usd: Money | None = Field(default=None, description="user-assumed engineering time")
+    price_basis: PriceBasis | None = Field(
+        default=None, description="the weakest basis among its priced lines"
+    )
     total_known_usd: Money | None = None
     pending_formula: str | None = None
     time_to_target_h: float | None = None

@@ -189,24 +189,55 @@ class Estimate(DomainModel):
         return sorted(rows, key=lambda r: (r.price_basis.strength if r.price_basis else 0, r.id))
 
     def basis_notes(self) -> list[str]:
-        """One line per price weaker than official, naming it: `assumed price:
-        trn3.48xlarge $45/h, your override`."""
-        return [basis_note(row) for row in self.weaker_prices()]
+        """One line per price weaker than official, naming it (`assumed price: trn3.48xlarge
+        (us-east-2) $45/h, your override`), weakest first. Of a basis with more than three
+        such prices, the instance-hours are named one by one and the rest in one line."""
+        return [text for _, text in self.basis_lines()]
+
+    def basis_lines(self) -> list[tuple[PriceBasis, str]]:
+        """`basis_notes`, each with the basis it is about."""
+        rows = self.weaker_prices()
+        lines: list[tuple[PriceBasis, str]] = []
+        for basis in sorted({r.price_basis for r in rows if r.price_basis}, key=_strength):
+            group = [r for r in rows if r.price_basis == basis]
+            if len(group) <= 3:
+                lines += [(basis, basis_note(r)) for r in group]
+                continue
+            hourly = [r for r in group if (r.unit or "").endswith("/Hrs")]
+            rest = [r for r in group if r not in hourly]
+            lines += [(basis, basis_note(r)) for r in hourly]
+            if rest:
+                items = ", ".join(_item(r) for r in rest)
+                text = f"{basis.label}s: {len(rest)} more ({items}), {_whose(rest[0])}"
+                lines.append((basis, text))
+        return lines
 
 
 _PER = {"Hrs": "h", "GB-Mo": "GB-month", "GB": "GB", "Metrics": "metric-month"}
 
 
-def basis_note(row: InputRow) -> str:
-    """`<basis label>: <item> <rate>, <whose>` for a price row."""
+def _strength(basis: PriceBasis) -> int:
+    return basis.strength
+
+
+def _item(row: InputRow) -> str:
     key = row.id.removeprefix("price:").split("/")
     item = key[2] if len(key) > 2 else row.id
-    region = f" ({key[1]})" if len(key) > 1 else ""
+    return f"{item} ({key[1]})" if len(key) > 2 else item
+
+
+def basis_note(row: InputRow) -> str:
+    """`<basis label>: <item> (<region>) <rate>, <whose>` for a price row."""
     unit = (row.unit or "").removeprefix("USD/")
     try:
         rate = f"${Decimal(str(row.value)).normalize():f}/{_PER.get(unit, unit)}"
     except ArithmeticError:
         rate = "tiered"
+    basis = row.price_basis or PriceBasis.assumed
+    return f"{basis.label}: {_item(row)} {rate}, {_whose(row)}"
+
+
+def _whose(row: InputRow) -> str:
     basis = row.price_basis or PriceBasis.assumed
     p = row.provenance
     if basis == PriceBasis.assumed:
@@ -219,4 +250,4 @@ def basis_note(row: InputRow) -> str:
         whose = f"a saved Price List file supplied by {who}, not fetched by trncost"
     else:
         whose = "the example file bundled with trncost, not a current AWS price"
-    return f"{basis.label}: {item}{region} {rate}, {whose}"
+    return whose

@@ -156,19 +156,18 @@ def _share(est: Estimate) -> str:
 def price_basis(est: Estimate) -> str:
     """A distinct badge for each price that is not official, naming it; a quiet note when
     every priced line is official."""
-    notes = est.basis_notes()
-    if not notes:
+    lines = est.basis_lines()
+    if not lines:
         if est.price_basis is None:
             return ""
         return (
             '<ul class="price-basis all-official" id="price-basis" data-basis="official">'
             "<li>every price is official: fetched by trncost from the AWS Price List</li></ul>"
         )
-    rows = est.weaker_prices()
     items = "".join(
-        f'<li class="basis-line-{esc(row.price_basis.value if row.price_basis else "")}" '
-        f'data-price="{esc(row.id)}">{esc(note)}</li>'
-        for row, note in zip(rows, notes, strict=True)
+        f'<li class="basis-line basis-line-{esc(basis.value)}" data-basis="{esc(basis.value)}">'
+        f"{esc(note)}</li>"
+        for basis, note in lines
     )
     basis = est.price_basis.value if est.price_basis else ""
     return f'<ul class="price-basis" id="price-basis" data-basis="{esc(basis)}">{items}</ul>'

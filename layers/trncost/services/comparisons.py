@@ -90,6 +90,12 @@ class ComparisonService:
             if p.limited_features
         }
         as_of = self.today().isoformat() if ask.credits else None
+        fields = [
+            f"candidates.{i}.assumptions.price_overrides"
+            if plan.assumptions is not None
+            else "assumptions.price_overrides"
+            for i, plan in enumerate(ask.candidates)
+        ]
         return workload, analyse(
             inputs,
             seed=ask.seed,
@@ -97,6 +103,7 @@ class ComparisonService:
             credits=ask.credits,
             as_of=as_of,
             limited_features=limited,
+            override_fields=fields,
         )
 
     def compare(self, workload_id: str, ask: ComparisonAsk) -> Analysis:

@@ -220,7 +220,8 @@ class EstimateService:
                 fp = fingerprint(inp, definition)
                 if latest is not None and latest.fingerprint == fp:
                     return Refreshed(eid, None, "inputs unchanged")
-                result = estimate(inp)
+                # its overrides were checked when it was created; a refresh never stalls on them
+                result = estimate(inp, check_price_overrides=False)
             except (DomainError, NotFound) as exc:
                 return self._failed(eid, reason, str(exc))
             moved = _changes(latest.estimate, result) if latest is not None else []
