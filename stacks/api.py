@@ -30,8 +30,9 @@ from stacks.base import StackOptions, TrncostStack, retained_log_group
 from stacks.config import StageConfig
 from stacks.lambda_factory import TrncostFunction
 from stacks.permissions import grant_price_reads, grant_put_events, grant_table
-from stacks.pricing import catalog_json
+from stacks.pricing import accept_uploads, catalog_json
 from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     PLAN_MAX_BUDGET_ENV,
@@ -118,6 +119,7 @@ class EstimateApi(Construct):
                 CATALOG_ENV: catalog_json(config),
                 PLAN_MAX_BUDGET_ENV: str(config.trial_plans.max_budget_usd),
                 PLAN_MAX_RUN_HOURS_ENV: str(config.trial_plans.max_run_hours),
+                ACCEPT_UPLOADS_ENV: accept_uploads(config),
             },
         )
         # POST /prices/snapshots may take a live snapshot: the prices function's Price List

@@ -136,6 +136,19 @@ class ConcurrencyConfig(BaseModel):
         return value
 
 
+class PricesConfig(BaseModel):
+    """How the stage treats prices (stacks/api.py and stacks/pricing.py pass it on)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # May an uploaded saved Price List file (POST /prices/snapshots with "publish": true)
+    # become the latest prices, which estimates that follow latest are recomputed with? Off:
+    # uploads are stored and usable by snapshot_id only, and nothing but the stage's own live
+    # snapshots moves latest. Turn it on only for a stage without Price List access (air-gapped)
+    # whose callers are trusted to supply prices.
+    accept_uploads: bool = False
+
+
 class StageConfig(BaseModel):
     """One deployable stage of trncost."""
 
@@ -152,6 +165,7 @@ class StageConfig(BaseModel):
     api: ApiConfig = ApiConfig()
     trial_plans: TrialPlansConfig = TrialPlansConfig()
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
+    prices: PricesConfig = PricesConfig()
 
     @field_validator("log_retention_days")
     @classmethod

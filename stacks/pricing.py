@@ -18,7 +18,13 @@ from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
 from stacks.lambda_factory import ScheduledInvocation, TrncostFunction
 from stacks.permissions import grant_price_reads, grant_put_events, grant_table
-from trncost.settings import BUS_NAME_ENV, CATALOG_ENV, PRICE_LIST_REGION_ENV, TABLE_NAME_ENV
+from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    PRICE_LIST_REGION_ENV,
+    TABLE_NAME_ENV,
+)
 
 # What the snapshot repository does with the table (store/prices.py): conditional puts, batch
 # writes of quotes, the latest pointer, reads and queries.
@@ -35,6 +41,11 @@ TABLE_ACTIONS = [
 def catalog_json(config: StageConfig) -> str:
     """The stage's catalog as the prices Lambda reads it (trncost.settings.Catalog)."""
     return json.dumps(config.catalog.model_dump(mode="json"), separators=(",", ":"))
+
+
+def accept_uploads(config: StageConfig) -> str:
+    """prices.accept_uploads as trncost.settings reads it: may an upload become latest."""
+    return "true" if config.prices.accept_uploads else "false"
 
 
 class PriceSnapshotter(Construct):
@@ -63,6 +74,7 @@ class PriceSnapshotter(Construct):
                 BUS_NAME_ENV: bus.event_bus_name,
                 PRICE_LIST_REGION_ENV: config.price_list_endpoint_region,
                 CATALOG_ENV: catalog_json(config),
+                ACCEPT_UPLOADS_ENV: accept_uploads(config),
             },
         )
         grant_price_reads(self.prices.role)

@@ -32,6 +32,7 @@ from tests.support.template_kit import one as _one
 from tests.support.template_kit import resources as _resources
 from tests.support.template_kit import statements as _statements
 from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     PLAN_MAX_BUDGET_ENV,
@@ -345,9 +346,11 @@ def test_function_environment_uses_the_names_of_the_modules(
     assert (
         set(env)
         == {TABLE_NAME_ENV, BUS_NAME_ENV, PRICE_LIST_REGION_ENV, CATALOG_ENV, STATE_MACHINE_ARN_ENV}
-        | {PLAN_MAX_BUDGET_ENV, PLAN_MAX_RUN_HOURS_ENV}
+        | {PLAN_MAX_BUDGET_ENV, PLAN_MAX_RUN_HOURS_ENV, ACCEPT_UPLOADS_ENV}
         | POWERTOOLS_ENV
     )
+    # uploads become latest only where the stage says so (prices.accept_uploads; off here)
+    assert env[ACCEPT_UPLOADS_ENV] == "false" and not stage_config.prices.accept_uploads
     assert _exported(synthesized, env[TABLE_NAME_ENV]) == (DATA, {"Ref": table_id})
     assert _exported(synthesized, env[BUS_NAME_ENV]) == (DATA, {"Ref": bus_id})
     assert env[PRICE_LIST_REGION_ENV] == stage_config.price_list_endpoint_region

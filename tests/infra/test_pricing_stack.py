@@ -44,6 +44,7 @@ from tests.support.template_kit import resources as _resources
 from tests.support.template_kit import statements as _statements
 from trncost.events import AGENT_SOURCE, SOURCE
 from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     PRICE_LIST_REGION_ENV,
@@ -159,7 +160,9 @@ def test_prices_function_environment_uses_the_names_of_the_modules(
         TABLE_NAME_ENV,
         BUS_NAME_ENV,
         PRICE_LIST_REGION_ENV,
-        CATALOG_ENV,
+        ACCEPT_UPLOADS_ENV,
+    CATALOG_ENV,
+        ACCEPT_UPLOADS_ENV,
         "POWERTOOLS_SERVICE_NAME",
         "POWERTOOLS_METRICS_NAMESPACE",
         "POWERTOOLS_LOG_LEVEL",
@@ -171,6 +174,7 @@ def test_prices_function_environment_uses_the_names_of_the_modules(
     catalog = Catalog.model_validate_json(env[CATALOG_ENV])  # what the handler parses
     assert catalog.instance_types == stage_config.catalog.instance_types
     assert catalog.regions == stage_config.catalog.regions
+    assert env[ACCEPT_UPLOADS_ENV] == "false"  # prices.accept_uploads: off unless a stage says
     assert env["POWERTOOLS_SERVICE_NAME"] == "prices"
     assert env["POWERTOOLS_METRICS_NAMESPACE"] == "trncost"
     assert env["POWERTOOLS_LOG_LEVEL"] == "INFO"

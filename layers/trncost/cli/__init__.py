@@ -13,6 +13,8 @@
     trncost report ESTIMATE_ID [--version N] [--open] [--out FILE]
                                                     an estimate's HTML report
     trncost prices latest [--json]                  the latest price snapshot
+    trncost prices upload FILE [--note N] [--publish] [--json]
+                                                    a saved Price List file (saved_file)
     trncost dlq list [--prefix P] [--url U | --aws] [--region R] [--json]
                                                     dead-letter queues, depth
     trncost dlq redrive QUEUE [--to SOURCE] [--max-per-second N] [--wait] [--by-copy]

@@ -1,4 +1,5 @@
-"""`trncost workloads`, `trncost report` and `trncost prices latest`: the API at --url.
+"""`trncost workloads`, `trncost report`, `trncost prices latest` and `trncost prices upload`:
+the API at --url.
 
 --url defaults to $TRNCOST_URL, else the local runtime at http://127.0.0.1:8080. Requests to a
 deployed stage (*.amazonaws.com) are SigV4-signed (trncost.client); any failure is one line on
@@ -8,10 +9,12 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -186,11 +189,37 @@ def cmd_prices_latest(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         print_json(snap)
         return 0
+    _print_snapshot(snap, console)
+    return 0
+
+
+def _origin_text(origin: dict[str, Any] | None) -> str:
+    if not origin:
+        return "—"
+    match origin.get("basis"):
+        case "official":
+            return f"asked {origin.get('endpoint')} at {origin.get('requested_at')}"
+        case "saved_file":
+            note = f" — {origin['note']}" if origin.get("note") else ""
+            return (
+                f"file sha256 {origin.get('sha256')} supplied by {origin.get('supplied_by')} "
+                f"at {origin.get('supplied_at')}{note}"
+            )
+        case _:
+            return f"bundled file {origin.get('file')}"
+
+
+def _print_snapshot(snap: dict[str, Any], console: Console) -> None:
     quotes = snap.get("quotes") or []
     pending = sum(1 for q in quotes if q.get("status") == "pending")
     rejected = snap.get("rejected") or []
+    unmatched = snap.get("unmatched") or []
+    basis = snap.get("basis") or "official"
+    colour = "green" if basis == "official" else "magenta"
     console.print(f"[bold]Price snapshot {snap.get('snapshot_id')}[/bold]")
+    console.print(f"  basis:     [{colour}]{basis}[/{colour}]")
     console.print(f"  source:    {snap.get('source')}")
+    console.print(f"  origin:    {_origin_text(snap.get('origin'))}")
     console.print(f"  taken at:  {snap.get('taken_at')}")
     if snap.get("note"):
         console.print(f"  note:      {snap['note']}")
@@ -199,21 +228,54 @@ def cmd_prices_latest(args: argparse.Namespace, console: Console) -> int:
     for service, published in sorted(dates.items()):
         console.print(f"    {service}: {published}")
     console.print(
-        f"  quotes: {len(quotes)} ({len(quotes) - pending} official, {pending} PENDING); "
-        f"rejected items: {len(rejected)}"
+        f"  quotes: {len(quotes)} ({len(quotes) - pending} priced ({basis}), {pending} PENDING); "
+        f"rejected items: {len(rejected)}; unmatched items: {len(unmatched)}"
     )
     table = Table(title="Quotes")
-    for col in ("key", "status", "rate / unit or PENDING reason", "sku"):
+    for col in ("key", "basis", "rate / unit or PENDING reason", "sku"):
         table.add_column(col, overflow="fold")
     for q in sorted(quotes, key=lambda q: _quote_key(q.get("key", ""))):
         pending_q = q.get("status") == "pending"
         table.add_row(
             _quote_key(q.get("key", "")),
-            "[yellow]PENDING[/yellow]" if pending_q else "official",
+            "[yellow]PENDING[/yellow]" if pending_q else str(q.get("basis") or basis),
             _quote_price(q),
             q.get("sku") or "",
         )
     console.print(table)
+    for title, entries in (("Rejected", rejected), ("Unmatched", unmatched)):
+        if entries:
+            listed = Table(title=f"{title} items")
+            for col in ("sku", "key", "reason"):
+                listed.add_column(col, overflow="fold")
+            for e in entries:
+                key = e.get("key") or e.get("closest_key") or ""
+                listed.add_row(e.get("sku") or "", key, e.get("reason") or "")
+            console.print(listed)
+
+
+@_remote
+def cmd_prices_upload(args: argparse.Namespace, console: Console) -> int:
+    """Upload a saved Price List file: stored with basis saved_file; latest only with
+    --publish on a stage that accepts uploads."""
+    try:
+        data = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return fail(f"{args.file}: cannot read a JSON file ({exc})")
+    taken = _client(args).take_snapshot(data, note=args.note, publish=args.publish)
+    if args.json:
+        print_json(taken)
+        return 0
+    latest = "now the latest prices" if taken.get("published_as_latest") else "not latest"
+    console.print(
+        f"[bold]Stored {taken.get('snapshot_id')}[/bold] (basis {taken.get('basis')}, {latest}): "
+        f"{taken.get('quotes')} quotes, {taken.get('pending')} PENDING, "
+        f"{taken.get('rejected')} rejected, {taken.get('unmatched')} unmatched"
+    )
+    if not taken.get("published_as_latest"):
+        console.print(
+            f'  use it by id: "snapshot_id": "{taken.get("snapshot_id")}" in an estimate request'
+        )
     return 0
 
 
@@ -259,3 +321,16 @@ def add_commands(sub: SubParsers) -> None:
     )
     _add_remote_options(latest)
     latest.set_defaults(handler=cmd_prices_latest)
+    upload = prices_sub.add_parser(
+        "upload",
+        help="upload a saved Price List file (basis saved_file; latest only with --publish)",
+    )
+    upload.add_argument("file", help="a GetProducts response, a list of items or an offer file")
+    upload.add_argument("--note", help="why you supply it (kept with the snapshot)")
+    upload.add_argument(
+        "--publish",
+        action="store_true",
+        help="make it the latest prices (only where the stage accepts uploads)",
+    )
+    _add_remote_options(upload)
+    upload.set_defaults(handler=cmd_prices_upload)

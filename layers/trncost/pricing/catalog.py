@@ -66,7 +66,8 @@ class Filter:
                 return f"no {self.field} or {self.location_field} (wants {self.value})"
             if is_location_of(location, self.value):
                 return None
-            names = " / ".join(sorted(location_names(self.value))) or "a name botocore lacks"
+            shown = [n for n in location_names(self.value) if not n.endswith("-Local)")]
+            names = " / ".join(sorted(shown)) or "a name botocore lacks"
             return (
                 f"{self.location_field} {location!r} is not {self.value} ({names}); no {self.field}"
             )
@@ -109,6 +110,11 @@ class ProductQuery:
     def accepts(self, product: Product) -> bool:
         """Whether a returned (or saved) product is the one this key means."""
         return not self.failures(product)
+
+    @property
+    def checks(self) -> int:
+        """How many tests a product must pass (its filters and the usagetype pattern)."""
+        return len(self.filters) + (self.usagetype is not None)
 
     @property
     def usagetype_text(self) -> str:

@@ -21,10 +21,15 @@ def explain(product: Product, candidates: Sequence[ProductQuery]) -> Unmatched:
             service=service,
             reason=f"{what}: no price key of this catalog is priced from it",
         )
-    scored = [(len(f), str(q.key), q, f) for q in candidates if (f := q.failures(product))]
+    # the closest key: the smallest share of its checks failed, then the fewest failures
+    scored = [
+        (len(f) / q.checks, len(f), str(q.key), q, f)
+        for q in candidates
+        if (f := q.failures(product))
+    ]
     if not scored:  # pragma: no cover - callers pass only the queries it failed
         return Unmatched(sku=product.sku, service=service, reason="matched")
-    _, _, closest, failures = min(scored, key=lambda s: (s[0], s[1]))
+    *_, closest, failures = min(scored, key=lambda s: (s[0], s[1], s[2]))
     return Unmatched(
         sku=product.sku,
         service=service,

@@ -144,7 +144,9 @@ def parse_item(item: str | dict[str, Any]) -> Product:
         error = exc.reason
     return Product(
         sku=sku,
-        service_code=str(item.get("serviceCode") or attributes.get("servicecode") or ""),
+        # the product's own service code first: a bulk offer file lists the products of other
+        # services it bills (AWSDataTransfer in AmazonEC2's) under its own offerCode
+        service_code=str(attributes.get("servicecode") or item.get("serviceCode") or ""),
         product_family=product.get("productFamily"),
         attributes={str(k): str(v) for k, v in attributes.items()},
         publication_date=item.get("publicationDate"),
