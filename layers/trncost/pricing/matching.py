@@ -21,15 +21,17 @@ def explain(product: Product, candidates: Sequence[ProductQuery]) -> Unmatched:
             service=service,
             reason=f"{what}: no price key of this catalog is priced from it",
         )
-    # the closest key: the smallest share of its checks failed, then the fewest failures
+    # the closest key: the smallest share of its checks failed, then the fewest failures,
+    # then one whose item (instance type) the product names somewhere
+    named = " ".join(product.attributes.values())
     scored = [
-        (len(f) / q.checks, len(f), str(q.key), q, f)
+        (len(f) / q.checks, len(f), q.key.item not in named, str(q.key), q, f)
         for q in candidates
         if (f := q.failures(product))
     ]
     if not scored:  # pragma: no cover - callers pass only the queries it failed
         return Unmatched(sku=product.sku, service=service, reason="matched")
-    *_, closest, failures = min(scored, key=lambda s: (s[0], s[1], s[2]))
+    *_, closest, failures = min(scored, key=lambda s: s[:4])
     return Unmatched(
         sku=product.sku,
         service=service,

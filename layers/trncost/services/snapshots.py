@@ -465,7 +465,13 @@ class SnapshotService:
             diff_snapshots(previous, snapshot)
             if previous
             else diff_snapshots(
-                PriceSnapshot(snapshot_id="none", taken_at="", source=snapshot.source), snapshot
+                PriceSnapshot(
+                    snapshot_id="none",
+                    taken_at="",
+                    source=snapshot.source,
+                    basis=snapshot.basis,
+                ),
+                snapshot,
             )
         )
         event_id = None
