@@ -199,6 +199,15 @@ def test_a_shared_override_in_a_comparison_needs_one_candidate_that_uses_it():
     )
     out = analyse([a, b], samples=1000)  # used by the trn3 candidate: fine
     assert {c.estimate.price_basis for c in out.candidates if c.estimate} == {"official", "assumed"}
+    ranked = {r.candidate_id: r for r in out.comparison.by_cost}
+    for r in ranked.values():
+        # ranked on the total, shown with its split and basis
+        assert r.total_usd == r.cloud_usd + r.labour_usd == r.cost_per_target_usd
+    from trncost.report import render_analysis_report
+
+    page = render_analysis_report(out, workload_name="w", workload_id="wl-1")
+    assert "AWS bill + assumed labour" in page and 'class="basis basis-assumed"' in page
+    assert "assumed price: trn3.48xlarge (us-east-1) $40/h, your override" in page
     bad = {"service": "AmazonEC2", "region": "us-east-1", "item": "p5.48xlarge"}
     with pytest.raises(InvalidInput, match="p5.48xlarge/on_demand is not a price"):
         analyse([with_override(base, key=bad, usd="40", unit="Hrs"), b], samples=1000)

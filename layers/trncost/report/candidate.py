@@ -30,9 +30,20 @@ def _headline(est: Estimate) -> str:
     else:
         cost = f'<span class="bad-text">no total</span>: {esc(est.infeasible_reason or "")}'
     time = esc(hours(est.time.total_h)) if est.time else "never"
+    split = ""
+    if est.status != "infeasible":
+        split = (
+            f" · AWS bill <strong>{esc(usd(est.cloud_usd))}</strong> + assumed labour "
+            f"<strong>{esc(usd(est.labour_usd))}</strong>"
+        )
+    notes = "".join(
+        f'<li class="basis-line basis-line-{esc(b.value)}">{esc(text)}</li>'
+        for b, text in est.basis_lines()
+    )
+    badges = f'<ul class="price-basis">{notes}</ul>' if notes else ""
     return (
-        f'<p class="cand-headline">Cost per completed target: <strong>{cost}</strong> · '
-        f"time to target: <strong>{time}</strong></p>"
+        f'<p class="cand-headline">Cost per completed target: <strong>{cost}</strong>{split} · '
+        f"time to target: <strong>{time}</strong></p>{badges}"
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from trncost.model.analysis import Comparison, RankedCandidate
 from trncost.report.anchors import PageAnchors
 from trncost.report.format import esc, hours, unit_price, usd
+from trncost.report.provenance import basis_badge
 from trncost.report.shell import PENDING_ROW, status_badge
 
 
@@ -21,6 +22,16 @@ def _cost_cell(r: RankedCandidate) -> str:
     if r.status == "infeasible":
         return '<span class="bad-text">no total</span>'
     return '<span class="muted">—</span>'
+
+
+def _split_cell(r: RankedCandidate) -> str:
+    """What AWS bills and the assumed labour, apart."""
+    if r.status == "infeasible":
+        return '<span class="muted">—</span>'
+    return (
+        f'<span class="cloud">{esc(usd(r.cloud_usd))}</span>'
+        f' <span class="small muted">+ labour {esc(usd(r.labour_usd))}</span>'
+    )
 
 
 def _rank_cell(rank: int | None) -> str:
@@ -41,6 +52,7 @@ def _ranking(comp: Comparison, page: PageAnchors) -> str:
         f'<td class="num">{_rank_cell(r.time_rank)}</td>'
         f"<td>{page.candidate_link(r.candidate_id)}</td>"
         f"<td>{status_badge(r.status)}</td><td class='num'>{_cost_cell(r)}</td>"
+        f"<td class='num'>{_split_cell(r)}</td><td>{basis_badge(r.price_basis)}</td>"
         f"<td class='num'>{_time_text(r)}</td>"
         f'<td class="small">{esc(r.note or "")}</td></tr>'
         for r in comp.by_cost
@@ -49,12 +61,14 @@ def _ranking(comp: Comparison, page: PageAnchors) -> str:
         '<div class="table-wrap"><table id="ranking"><thead><tr><th class="num">group</th>'
         '<th class="num">by cost</th><th class="num">by time</th><th>candidate</th>'
         '<th>status</th><th class="num">cost per completed target</th>'
+        '<th class="num">AWS bill + assumed labour</th><th>price basis</th>'
         '<th class="num">time to target</th><th>note</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
         '<p class="small muted">Ranks are within a group of comparable candidates (same '
         "target, dataset, quality gate and timing scope): candidates in different groups are "
-        "never ranked against each other. A PENDING price is not ranked by cost: see its "
-        "break-even price.</p>"
+        "never ranked against each other. The ranking is on the total (the AWS bill plus the "
+        "labour you assumed). A PENDING price is not ranked by cost: see its break-even "
+        "price.</p>"
     )
 
 
