@@ -15,9 +15,10 @@ from decimal import Decimal
 import pytest
 from botocore.stub import Stubber
 
-from factories import trial, workload
-from handlers import FakeContext, api_event, load_handler
-from stubs import expect_catalog, pricing_client, saved_items
+from tests.support.factories import trial, workload
+from tests.support.handlers import FakeContext, api_event, load_handler
+from tests.support.reliability_kit import sqs_record
+from tests.support.stubs import expect_catalog, pricing_client, saved_items
 from trncost.pricing.client import PriceListClient
 from trncost.services.snapshots import file_sha256
 from trncost.settings import (
@@ -78,8 +79,6 @@ class World:
 
     def deliver(self) -> list[dict]:
         """Hand what reached the bus to the refresh Lambda, as its queue would."""
-        from reliability.reliability_kit import sqs_record
-
         events = self.bus.received()
         if events:
             records = [sqs_record(json.dumps(e), QUEUE_ARN) for e in events]
@@ -223,8 +222,6 @@ def test_where_the_stage_accepts_uploads_a_published_file_is_latest_and_says_so(
     assert created["estimate"]["price_basis"] == "official"
     # a redelivered event changes nothing
     world.bus  # noqa: B018 - the queue is empty; a repeat of the event is a no-op
-    from reliability.reliability_kit import sqs_record
-
     again = world.refresh.handler(
         {"Records": [sqs_record(json.dumps(event), QUEUE_ARN)]}, FakeContext()
     )

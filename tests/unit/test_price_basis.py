@@ -8,9 +8,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from test_worked_examples import example_one, example_two, line, tiny
 
-from factories import candidate, inputs, instance_quote, trial, workload
+from tests.support.events import event_path
+from tests.support.factories import candidate, inputs, instance_quote, trial, workload
+from tests.support.scenarios import example_one, example_two
+from tests.unit.test_worked_examples import line, tiny
 from trncost.api.context import caller_arn
 from trncost.errors import InvalidInput
 from trncost.estimate import analyse, estimate
@@ -21,12 +23,7 @@ from trncost.report.html import render_report
 from trncost.services.snapshots import snapshot_from_saved
 from trncost.settings import ACCEPT_UPLOADS_ENV, Catalog, Settings
 
-SAGEMAKER = (
-    Path(__file__).resolve().parents[1]
-    / "events"
-    / "pricelist"
-    / "get_products_sagemaker_constructed.json"
-)
+SAGEMAKER = event_path("pricelist/get_products_sagemaker_constructed")
 TRN3 = "AmazonEC2/us-east-1/trn3.48xlarge/on_demand"
 
 

@@ -11,11 +11,11 @@ import copy
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from stubs import saved_items
+from tests.support.events import EVENTS
+from tests.support.stubs import saved_items
 from trncost.model import PriceKey
 from trncost.model.candidate import Platform
 from trncost.pricing.capacity_blocks import capacity_block_quote
@@ -26,7 +26,7 @@ from trncost.pricing.plausible import RANGES, implausible
 from trncost.services.snapshots import snapshot_from_saved
 from trncost.settings import Catalog
 
-SAMPLES = Path(__file__).resolve().parents[1] / "events" / "pricelist"
+SAMPLES = EVENTS / "pricelist"
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 
