@@ -15,6 +15,7 @@ from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, load_handler
 from tests.support.workflow_kit import plan_data
 from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
     CATALOG_ENV,
     LIVE_PRICES_ENV,
     PLAN_MAX_BUDGET_ENV,
@@ -34,6 +35,7 @@ def api(table, monkeypatch):
     monkeypatch.setenv(TABLE_NAME_ENV, table)
     monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
     monkeypatch.setenv(LIVE_PRICES_ENV, "false")
+    monkeypatch.setenv(ACCEPT_UPLOADS_ENV, "true")  # the seeding upload asks to be latest
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     monkeypatch.setenv(PLAN_MAX_BUDGET_ENV, "5000")
@@ -61,7 +63,7 @@ def _seed(api) -> None:
     t = trial("t-1", count=2, phase="target")
     assert api("POST", "/workloads/wl-1/trials", t.model_dump(mode="json"))[0] == 201
     saved = json.loads(SAVED_US_EAST_1.read_text())
-    assert api("POST", "/prices/snapshots", {"saved_price_list": saved})[0] == 201
+    assert api("POST", "/prices/snapshots", {"saved_price_list": saved, "publish": True})[0] == 201
 
 
 def test_every_write_stores_and_answers_its_caller(api, table) -> None:
@@ -77,7 +79,7 @@ def test_every_write_stores_and_answers_its_caller(api, table) -> None:
     status, imported = api("POST", "/workloads/wl-1/trials", t.model_dump(mode="json"))
     assert status == 201 and imported["recorded_by"] == ALICE
     saved = json.loads(SAVED_US_EAST_1.read_text())
-    status, taken = api("POST", "/prices/snapshots", {"saved_price_list": saved})
+    status, taken = api("POST", "/prices/snapshots", {"saved_price_list": saved, "publish": True})
     assert status == 201 and taken["taken_by"] == ALICE
     (listed,) = api("GET", "/prices/snapshots")[1]["items"]
     assert listed["taken_by"] == ALICE

@@ -56,12 +56,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def estimate(inp: EstimateInput) -> Estimate:
+def estimate(inp: EstimateInput, *, check_price_overrides: bool = True) -> Estimate:
     """The engine (trncost.estimate), imported on first use: the routes that only read
     estimates (and a cold start) never load it."""
     from trncost.estimate import estimate as compute
 
-    return compute(inp)
+    return compute(inp, check_price_overrides=check_price_overrides)
 
 
 def _changes(before: Estimate, after: Estimate) -> list[FigureChange]:
