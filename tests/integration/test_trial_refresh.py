@@ -15,7 +15,14 @@ from tests.support.events import SAVED_PRICE_LIST, load_event
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, load_handler
 from trncost.local.esm import QueuePoller
-from trncost.settings import BUS_NAME_ENV, CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV, Settings
+from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
+    BUS_NAME_ENV,
+    CATALOG_ENV,
+    LIVE_PRICES_ENV,
+    TABLE_NAME_ENV,
+    Settings,
+)
 from trncost.wiring import Wiring
 
 WL = "wl-refresh"
@@ -36,6 +43,7 @@ def world(table, bus, monkeypatch):
         BUS_NAME_ENV: bus.name,
         CATALOG_ENV: json.dumps(CATALOG),
         LIVE_PRICES_ENV: "false",
+        ACCEPT_UPLOADS_ENV: "true",  # the seeding upload asks to be latest
         "POWERTOOLS_TRACE_DISABLED": "true",
     }.items():
         monkeypatch.setenv(name, value)
@@ -54,7 +62,7 @@ def world(table, bus, monkeypatch):
     assert call("POST", "/workloads", workload(workload_id=WL).model_dump(mode="json"))[0] == 201
     assert post_trial(trial("t-1", count=2, workload_id=WL))[0] == 201
     saved = json.loads(SAVED_PRICE_LIST.read_text())
-    assert call("POST", "/prices/snapshots", {"saved_price_list": saved})[0] == 201
+    assert call("POST", "/prices/snapshots", {"saved_price_list": saved, "publish": True})[0] == 201
     request = {
         "candidate": {"instance_type": "trn2.48xlarge", "instance_count": 2, "region": "us-east-1"}
     }

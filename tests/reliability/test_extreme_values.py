@@ -41,6 +41,7 @@ from trncost.errors import StepError
 from trncost.events import DetailType
 from trncost.local.gateway import proxy_event, response_parts
 from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     LIVE_PRICES_ENV,
@@ -64,6 +65,7 @@ ENV = {
         {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}
     ),
     LIVE_PRICES_ENV: "false",
+    ACCEPT_UPLOADS_ENV: "true",  # the seeding upload asks to be latest
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
 SECTION = "extreme values (every route and event handler)"
@@ -163,7 +165,11 @@ def _seed() -> None:
         )
     saved = json.loads(SAVED_US_EAST_1.read_text())
     assert (
-        _api("POST", "/prices/snapshots", json.dumps({"saved_price_list": saved}).encode())[0]
+        _api(
+            "POST",
+            "/prices/snapshots",
+            json.dumps({"saved_price_list": saved, "publish": True}).encode(),
+        )[0]
         == 201
     )
     status, made = _api("POST", f"/workloads/{WL}/estimates", json.dumps(ESTIMATE).encode())
@@ -198,7 +204,7 @@ ASSUMPTIONS = {
             "key": {
                 "service": "AmazonEC2",
                 "region": "us-east-1",
-                "item": "trn3.48xlarge",
+                "item": "trn2.48xlarge",
                 "purchase_option": "on_demand",
             },
             "usd": "40",

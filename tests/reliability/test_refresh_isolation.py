@@ -22,7 +22,13 @@ from trncost.events import DetailType
 from trncost.local.gateway import proxy_event, response_parts
 from trncost.model.price import PriceKey, PriceSnapshot, UsageItem
 from trncost.services.snapshots import SnapshotService
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV, Catalog
+from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
+    CATALOG_ENV,
+    LIVE_PRICES_ENV,
+    TABLE_NAME_ENV,
+    Catalog,
+)
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
 from trncost.store.schema import ESTIMATE_DEF_SK, estimate_pk
@@ -61,6 +67,7 @@ def world(table, monkeypatch):
     monkeypatch.setenv(TABLE_NAME_ENV, table)
     monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
     monkeypatch.setenv(LIVE_PRICES_ENV, "false")
+    monkeypatch.setenv(ACCEPT_UPLOADS_ENV, "true")  # the seeding uploads ask to be latest
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     api, refresh = load_handler("api"), load_handler("refresh")
 
@@ -75,7 +82,7 @@ def world(table, monkeypatch):
         t = trial(f"t-{i}", count=count, phase="target", workload_id=WL)
         assert call("POST", f"/workloads/{WL}/trials", t.model_dump(mode="json"))[0] == 201
     saved = json.loads(SAVED_US_EAST_1.read_text())
-    assert call("POST", "/prices/snapshots", {"saved_price_list": saved})[0] == 201
+    assert call("POST", "/prices/snapshots", {"saved_price_list": saved, "publish": True})[0] == 201
     ids = []
     for i in range(N):
         body = {
@@ -102,9 +109,11 @@ def world(table, monkeypatch):
     boto3.resource("dynamodb").Table(table).put_item(Item=item)
     # A new snapshot with a new trn2.48xlarge rate: every estimate that follows the latest
     # prices has new figures (a version is added only when the figures change)
-    snapshots = SnapshotService(PriceStore(table), catalog=Catalog.model_validate(CATALOG))
+    snapshots = SnapshotService(
+        PriceStore(table), catalog=Catalog.model_validate(CATALOG), accept_uploads=True
+    )
     taken = snapshots.take_from_saved(_raised_trn2(saved), Catalog.model_validate(CATALOG),
-                                      "new prices")  # fmt: skip
+                                      "new prices", publish=True)  # fmt: skip
     message = {
         "id": "evt-snapshot",
         "source": "trncost",
@@ -185,6 +194,7 @@ def test_a_poison_quote_fails_only_the_estimate_it_cannot_be_held_in(table, monk
     monkeypatch.setenv(TABLE_NAME_ENV, table)
     monkeypatch.setenv(CATALOG_ENV, json.dumps(CATALOG))
     monkeypatch.setenv(LIVE_PRICES_ENV, "false")
+    monkeypatch.setenv(ACCEPT_UPLOADS_ENV, "true")  # the seeding uploads ask to be latest
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     api, refresh = load_handler("api"), load_handler("refresh")
 
