@@ -75,6 +75,18 @@ def test_a_live_snapshot_lands_whole_and_becomes_latest(table, bus):
     )
     # the $0.00 Capacity Block SKU was never the p5 on-demand price
     assert by_key["AmazonEC2/us-east-1/p5.48xlarge/on_demand"].flat_rate == Decimal("55.04")
+    # basis official: each quote names the request it came from (time, endpoint, filters)
+    trn1 = by_key["AmazonEC2/us-east-1/trn1.32xlarge/on_demand"]
+    assert trn1.basis == "official" and trn1.origin is not None
+    assert trn1.origin.operation == "pricing:GetProducts"
+    assert trn1.origin.requested_at == snap.taken_at
+    assert trn1.origin.endpoint == "https://api.pricing.us-east-1.amazonaws.com"
+    assert trn1.origin.service_code == "AmazonEC2"
+    sent = {(f.field, f.value) for f in trn1.origin.filters}
+    assert {("instanceType", "trn1.32xlarge"), ("regionCode", "us-east-1")} <= sent
+    assert by_key["AmazonS3/us-east-1/s3:standard-storage/on_demand"].origin.service_code == (
+        "AmazonS3"
+    )
 
     store = PriceStore(table)
     assert store.get_snapshot(snap.snapshot_id) == snap
@@ -248,6 +260,14 @@ def test_capacity_blocks_are_quoted_when_the_catalog_asks(table):
     assert block.capacity_block.start_date == "2026-12-07T11:30:00+00:00"
     on_demand = next(q for q in snap.quotes if str(q.key).endswith("p5.48xlarge/on_demand"))
     assert on_demand.status == "pending"  # the stub answered nothing: never the block fee
+    # basis official: the DescribeCapacityBlockOfferings request it came from
+    assert block.basis == "official" and block.origin is not None
+    assert block.origin.operation == "ec2:DescribeCapacityBlockOfferings"
+    assert block.origin.endpoint == "ec2.us-east-1.amazonaws.com"
+    assert block.origin.requested_at == snap.taken_at
+    params = {f.field: f.value for f in block.origin.filters}
+    assert params["InstanceType"] == "p5.48xlarge" and params["CapacityDurationHours"] == "24"
+    assert params["InstanceCount"] == "1" and params["StartDateRange"] == snap.taken_at
 
 
 def _empty_pricing():
