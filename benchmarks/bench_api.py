@@ -224,6 +224,9 @@ def warm_estimates(calls: int) -> dict[str, Any]:
                 "region": "us-east-1",
             },
             "assumptions": {"idle_fraction": {"value": 0.1, "note": "queueing"}},
+            # an upload is used by its id (it is not the latest: the stage does not publish
+            # uploads, as a deployed one does not)
+            "snapshot_id": taken["snapshot_id"],
         }
         raw = json.dumps(body).encode()
         path = "/workloads/wl-bench/estimates"
