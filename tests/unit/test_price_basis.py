@@ -18,6 +18,7 @@ from trncost.errors import InvalidInput
 from trncost.estimate import analyse, estimate
 from trncost.model import Component, PriceSnapshot
 from trncost.model.basis import PriceBasis, capped, weakest
+from trncost.model.candidate import Candidate
 from trncost.model.price import PriceOverride
 from trncost.report.html import render_report
 from trncost.services.snapshots import snapshot_from_saved
@@ -281,6 +282,16 @@ def test_a_sagemaker_candidate_is_priced_from_the_sagemaker_training_price():
     assert trial_line.price_key == li.price_key
     assert trial_line.amount_usd == Decimal("57.785583")
     assert est.price_basis == "saved_file"  # read from a file, never official
+
+
+@pytest.mark.parametrize("stated", [{}, {"platform": "ec2"}, {"platform": "sagemaker"}])
+def test_an_ml_type_is_a_sagemaker_candidate_whatever_platform_it_states(stated):
+    c = Candidate.model_validate(
+        {"instance_type": "ml.trn1.32xlarge", "instance_count": 2, "region": "us-east-1", **stated}
+    )
+    assert c.platform == "sagemaker" and c.on_sagemaker
+    ec2 = Candidate(instance_type="trn1.32xlarge", instance_count=2, region="us-east-1")
+    assert ec2.platform == "ec2" and not ec2.on_sagemaker
 
 
 # -- the caller of an upload and the stage's setting -------------------------------------------

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from trncost.model.bounds import MAX_COUNT
 from trncost.model.common import DomainModel, InstanceType, Name, Region
@@ -39,6 +40,15 @@ class Candidate(DomainModel):
     framework: Name | None = None
     framework_version: Name | None = None
     neuron_sdk_version: Name | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ml_types_run_on_sagemaker(cls, data: Any) -> Any:
+        """An `ml.` type exists only on SageMaker: its platform is sagemaker, so that its
+        trials (recorded as SageMaker runs) and its prices (AmazonSageMaker) are its own."""
+        if isinstance(data, dict) and str(data.get("instance_type", "")).startswith("ml."):
+            return {**data, "platform": Platform.sagemaker.value}
+        return data
 
     @property
     def on_sagemaker(self) -> bool:
