@@ -261,8 +261,9 @@ class EvidenceDraws:
         r0 = m.point[m.rate_row]
         prior = exponent_prior([(c, self.ev.throughput(c).value) for c in counts], n)
         run_cv = self._run_cv(counts)
-        # the prior's exponent spread, and at any count a run's own spread and the model floor
-        spread = math.hypot(run_cv, PRIOR.model_floor)
+        # the prior's exponent spread, and at any count a run's own spread and the model
+        # discrepancy (Student-t, as for a fit with no residual degrees of freedom)
+        spread, dof = math.hypot(run_cv, PRIOR.discrepancy_scale), PRIOR.discrepancy_dof
         log_ratio = math.log(n / prior.anchor)
         mu, sig, fixed = prior.mu, prior.sigma, prior.fixed
 
@@ -273,11 +274,12 @@ class EvidenceDraws:
                 alpha = 1 - np.exp(mu + sig * rng.standard_normal(k))
             x = prior.anchor_rate * np.exp(alpha * log_ratio)
             x *= r0 / prior.point  # centred on the engine's value (the prior median)
-            return x * np.exp(spread * rng.standard_normal(k))
+            return x * np.exp(spread * rng.standard_t(dof, k))
 
         self._predictive_item(
             sample,
-            prior.describe() + f" × log-normal spread {spread:.3g} (run spread and model floor)",
+            prior.describe()
+            + f" × Student-t spread {spread:.3g}, ν {dof:g} (run spread and model discrepancy)",
             "published scaling prior (P10–P90)"
             if fixed is None
             else "the two measured counts' power law",

@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 
 from trncost.errors import DomainError
 from trncost.estimate.evidence import MIN_FIT_COUNTS  # defined once, with the evidence
-from trncost.estimate.scaling_prior import PRIOR, distance_doublings
+from trncost.estimate.scaling_prior import PRIOR, ExponentPrior, distance_doublings, exponent_prior
 from trncost.model.analysis import ScalingFit, ScalingParameters, ScalingPoint
 
 FloatArray = NDArray[np.float64]
@@ -257,8 +257,10 @@ def bootstrap(fit: ScalingFit, replicates: int = REPLICATES) -> Bootstrap:
 
 @dataclass(frozen=True)
 class FitPredictive:
-    """The throughput at one count from a ≥ 3-count fit: the bootstrap curves there, a run's
-    own spread, and the discrepancy spread past the measured range."""
+    """The throughput at one count from a ≥ 3-count fit (see the module doc, "Uncertainty"):
+    the bootstrap curves there × a heavy-tailed discrepancy (Student-t: the true curve is none
+    of the three, at a measured count too), a run's own spread and τ per doubling past the
+    measured counts; past them, a share of the draws comes from the local power law instead."""
 
     fit: ScalingFit
     boot: Bootstrap
@@ -267,47 +269,113 @@ class FitPredictive:
 
     @property
     def doublings(self) -> float:
+        """How far the count lies outside the measured range, in doublings (0 inside)."""
         return distance_doublings(self.count, self.boot.n_min, self.boot.n_max)
 
     @property
+    def nearest_doublings(self) -> float:
+        """Doublings to the nearest measured count: the distance the fit's form is trusted
+        over (between 1 and 64 instances, 8 is 3 doublings from either; past the range it is
+        `doublings`)."""
+        return min(abs(math.log2(self.count / p.count)) for p in self.fit.points)
+
+    @cached_property
+    def discrepancy(self) -> tuple[float, float]:
+        """(scale s, degrees of freedom ν) of the model discrepancy ln(truth / curve) ~ s·t_ν.
+
+        s² has a Scaled-Inv-χ²(ν₀, s₀²) prior (s₀, ν₀ from published results, the priors
+        file) updated with the fit's own residuals: s² = (ν₀s₀² + Σ rᵢ²) / (ν₀ + m − k), ν =
+        ν₀ + m − k (m counts, k parameters of the chosen model; with m = k the fit passes
+        through every point and its residuals say nothing: the prior alone). A fit that misses
+        its own points widens its range everywhere, inside the measured counts too."""
+        m = len(self.fit.points)
+        dof = max(m - PARAMS.get(self.fit.model, 1), 0)
+        ss = (
+            sum(math.log(p.throughput / p.fitted) ** 2 for p in self.fit.points if p.fitted > 0)
+            if dof
+            else 0.0
+        )
+        nu0, s0 = PRIOR.discrepancy_dof, PRIOR.discrepancy_scale
+        return math.sqrt((nu0 * s0**2 + ss) / (nu0 + dof)), nu0 + dof
+
+    @property
     def extra_sd(self) -> float:
-        """Log-normal spread added to every draw: a run's own cv, the model floor (the true
-        curve is none of the three, here too) and τ per doubling outside the measured counts."""
+        """Scale of the spread added to every fit draw: the discrepancy, a run's own cv and τ
+        per doubling to the nearest measured count (inside the range too: a wide gap between
+        measured counts is a stretch the fit's form is not checked on)."""
+        s, _ = self.discrepancy
         return math.sqrt(
-            self.run_cv**2 + PRIOR.model_floor**2 + (PRIOR.extrapolation_tau * self.doublings) ** 2
+            s**2 + self.run_cv**2 + (PRIOR.extrapolation_tau * self.nearest_doublings) ** 2
         )
 
     @cached_property
     def curves(self) -> FloatArray:
         return self.boot.at(float(self.count))
 
+    @cached_property
+    def local(self) -> ExponentPrior | None:
+        """Past the measured counts: the power law from the two nearest measured counts with
+        the published prior on its exponent (estimate/scaling_prior.py). None inside."""
+        if self.doublings <= 0 or PRIOR.local_weight <= 0:
+            return None
+        pts = sorted((p.count, p.throughput) for p in self.fit.points)
+        near = pts[-2:] if self.count > pts[-1][0] else pts[:2]
+        return exponent_prior(near, self.count)
+
+    def _local_draw(self, rng: np.random.Generator, k: int, local: ExponentPrior) -> FloatArray:
+        s, nu = self.discrepancy
+        alpha = 1 - np.exp(local.mu + local.sigma * rng.standard_normal(k))
+        x = local.anchor_rate * np.exp(alpha * math.log(self.count / local.anchor))
+        return x * np.exp(math.hypot(self.run_cv, s) * rng.standard_t(nu, k))
+
     def draw(self, rng: np.random.Generator, k: int, point: float) -> FloatArray:
-        """k draws of the throughput, median near `point` (the engine's value)."""
+        """k draws of the throughput; the fit's share has its median at `point` (the engine's
+        value), the local power law's share is anchored at its measured count."""
         centre = point / float(np.median(self.curves))
+        _, nu = self.discrepancy
         pick = self.curves[rng.integers(0, self.curves.size, k)] * centre
-        return pick * np.exp(self.extra_sd * rng.standard_normal(k))
+        out = pick * np.exp(self.extra_sd * rng.standard_t(nu, k))
+        local = self.local
+        if local is not None:
+            use = rng.random(k) < PRIOR.local_weight
+            out[use] = self._local_draw(rng, int(use.sum()), local)
+        return out
 
     def describe(self) -> str:
         shares = ", ".join(
             f"{m} {v:.0%}" for m, v in sorted(self.boot.model_shares().items(), key=lambda t: -t[1])
             if v > 0
         )
-        return (
+        s, nu = self.discrepancy
+        text = (
             f"bootstrap of the {len(self.fit.points)}-count fit ({REPLICATES} replicate curves; "
-            f"models chosen: {shares}) × log-normal spread {self.extra_sd:.3g}"
+            f"models chosen: {shares}) × Student-t spread, scale {self.extra_sd:.3g}, ν {nu:.3g} "
+            f"(model discrepancy {s:.3g}"
+            + (f", run spread {self.run_cv:.3g}" if self.run_cv > 0 else "")
             + (
-                f" (τ {PRIOR.extrapolation_tau:g} × {self.doublings:.2g} doublings past the "
-                "measured counts)"
-                if self.doublings > 0
+                f", τ {PRIOR.extrapolation_tau:g} × {self.nearest_doublings:.2g} doublings to "
+                "the nearest measured count"
+                if self.nearest_doublings > 0
                 else ""
             )
+            + ")"
         )
+        local = self.local
+        if local is not None:
+            text += (
+                f"; {PRIOR.local_weight:.0%} of the draws from the local power law: "
+                + local.describe()
+            )
+        return text
 
     def model_range(self) -> tuple[float, float]:
-        """The three models' predictions at the count (lowest, highest): model-form swing."""
+        """The models' predictions at the count (lowest, highest): model-form swing — the
+        three fitted families and, past the measured counts, the local power law."""
         values = [
             _predict(np.array(_coef(getattr(self.fit, m))), float(self.count)) for m in MODELS
         ]
+        if self.local is not None:
+            values.append(np.float64(self.local.point))
         return float(min(values)), float(max(values))
 
     def parameter_range(self, point: float) -> tuple[float, float]:

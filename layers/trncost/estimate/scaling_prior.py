@@ -31,7 +31,12 @@ LOSS_FLOOR = 0.01  # a measured exponent ≥ 0.99 is read as 0.99 (1 − α = 0.
 @dataclass(frozen=True)
 class ScalingPrior:
     model_floor: float  # s_floor: relative noise every fitted count gets (model form)
-    extrapolation_tau: float  # log-normal spread per doubling past the measured counts
+    extrapolation_tau: float  # log spread per doubling past the measured counts
+    # model discrepancy of a fit at any count: ln(truth / curve) ~ s·t_ν, s² ~ Scaled-Inv-χ²
+    # (ν₀, s₀²) updated with the fit's own residuals (see scaling.FitPredictive)
+    discrepancy_scale: float  # s₀
+    discrepancy_dof: float  # ν₀: the prior's weight, in residual degrees of freedom
+    local_weight: float  # past the measured counts: share of the draws from the local power law
     one_count_mu: float  # ln(1 − α) ~ N(μ, s) with one measured count
     one_count_sigma: float
     two_count_intercept: float  # ln(1 − α) ~ N(a + b·ln(1 − α₁₂), s₂) with two
@@ -52,6 +57,9 @@ def load() -> ScalingPrior:
     return ScalingPrior(
         model_floor=float(d["model_floor"]),
         extrapolation_tau=float(d["extrapolation_tau"]),
+        discrepancy_scale=float(d["discrepancy"]["scale"]),
+        discrepancy_dof=float(d["discrepancy"]["dof"]),
+        local_weight=float(d["local_weight"]),
         one_count_mu=float(d["one_count"]["mu"]),
         one_count_sigma=float(d["one_count"]["sigma"]),
         two_count_intercept=float(d["two_count"]["intercept"]),
