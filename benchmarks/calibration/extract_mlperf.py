@@ -7,8 +7,8 @@ benchmarks/calibration/data/mlperf_<round>.json (mlperf_hpc_<round>.json).
 A series is one submitter's system family on one benchmark in one round, at ≥ 2 scales; each
 point is one result file (one run): its scale, the global batch size, the work done (see run():
 epochs, samples or tokens, whichever unit the benchmark logs, the same within a series) and the
-seconds from `run_start` to `run_stop`. Only runs whose `run_stop` says success are kept, closed division
-only; MLPerf HPC: the strong-scaling (time-to-train) runs only.
+seconds from `run_start` to `run_stop`. Only runs whose `run_stop` says success are kept,
+closed division only; MLPerf HPC: the strong-scaling (time-to-train) runs only.
 
 The family is the system's name with its scale token taken out: `dgxh100_n64_ngc23.04_mxnet` →
 `dgxh100_n#_ngc23.04_mxnet`, `16xXE8545x4A100-SXM-40GB` → `#xXE8545x4A100-SXM-40GB` (a name
