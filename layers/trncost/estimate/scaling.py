@@ -299,14 +299,18 @@ class FitPredictive:
         return math.sqrt((nu0 * s0**2 + ss) / (nu0 + dof)), nu0 + dof
 
     @property
+    def tau(self) -> float:
+        """Spread per doubling to the nearest measured count: τ_in between measured counts (a
+        wide gap is a stretch the fit's form is not checked on), τ_out past them (the curve
+        is checked on one side only). Two constants, tuned apart (benchmarks/calibrate.py)."""
+        return PRIOR.extrapolation_tau if self.doublings > 0 else PRIOR.interpolation_tau
+
+    @property
     def extra_sd(self) -> float:
         """Scale of the spread added to every fit draw: the discrepancy, a run's own cv and τ
-        per doubling to the nearest measured count (inside the range too: a wide gap between
-        measured counts is a stretch the fit's form is not checked on)."""
+        per doubling to the nearest measured count."""
         s, _ = self.discrepancy
-        return math.sqrt(
-            s**2 + self.run_cv**2 + (PRIOR.extrapolation_tau * self.nearest_doublings) ** 2
-        )
+        return math.sqrt(s**2 + self.run_cv**2 + (self.tau * self.nearest_doublings) ** 2)
 
     @cached_property
     def curves(self) -> FloatArray:
@@ -353,7 +357,7 @@ class FitPredictive:
             f"(model discrepancy {s:.3g}"
             + (f", run spread {self.run_cv:.3g}" if self.run_cv > 0 else "")
             + (
-                f", τ {PRIOR.extrapolation_tau:g} × {self.nearest_doublings:.2g} doublings to "
+                f", τ {self.tau:g} × {self.nearest_doublings:.2g} doublings to "
                 "the nearest measured count"
                 if self.nearest_doublings > 0
                 else ""

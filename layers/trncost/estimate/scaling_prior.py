@@ -32,6 +32,7 @@ LOSS_FLOOR = 0.01  # a measured exponent ≥ 0.99 is read as 0.99 (1 − α = 0.
 class ScalingPrior:
     model_floor: float  # s_floor: relative noise every fitted count gets (model form)
     extrapolation_tau: float  # log spread per doubling past the measured counts
+    interpolation_tau: float  # log spread per doubling to the nearest measured count, inside
     # model discrepancy of a fit at any count: ln(truth / curve) ~ s·t_ν, s² ~ Scaled-Inv-χ²
     # (ν₀, s₀²) updated with the fit's own residuals (see scaling.FitPredictive)
     discrepancy_scale: float  # s₀
@@ -57,6 +58,7 @@ def load() -> ScalingPrior:
     return ScalingPrior(
         model_floor=float(d["model_floor"]),
         extrapolation_tau=float(d["extrapolation_tau"]),
+        interpolation_tau=float(d["interpolation_tau"]),
         discrepancy_scale=float(d["discrepancy"]["scale"]),
         discrepancy_dof=float(d["discrepancy"]["dof"]),
         local_weight=float(d["local_weight"]),
