@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import numpy as np
@@ -188,24 +189,58 @@ def test_the_range_widens_with_extrapolation_distance(sigma, kappa, counts):
 
 
 def test_coverage_on_data_drawn_from_the_model_itself_is_near_nominal():
-    # Amdahl/USL curves, each count measured with the noise the model assumes (the floor),
-    # predicted one doubling past the largest count: P10–P90 should hold the truth ~80 % of
-    # the time (a little more: τ adds spread for the extrapolation)
+    # Amdahl/USL curves, each count measured with the noise the model assumes (the floor):
+    # between the measured counts (1, 2, 8, 16 → 4: τ_in, not τ_out; no local power law)
+    # P10–P90 should hold the truth ~80 % of the time (the discrepancy prior adds a little)
     rng = np.random.default_rng(11)
     s = PRIOR.model_floor
-    hits = 0
     trials_n = 120
-    for _ in range(trials_n):
+
+    def one(counts: tuple[int, ...], target: int) -> tuple[bool, float]:
         sigma, kappa = rng.uniform(0.0, 0.12), rng.choice([0.0, rng.uniform(0, 0.01)])
-        counts = (1, 2, 4, 8)
         noisy = [(n, usl(n, 1000, sigma, kappa) * math.exp(s * rng.standard_normal()))
                  for n in counts]  # fmt: skip
         fit = fit_scaling(noisy, noise=[s] * 4)
-        truth = usl(16, 1000, sigma, kappa) * math.exp(s * rng.standard_normal())
-        d = FitPredictive(fit, bootstrap(fit), 16, 0.0).draw(rng, 4000, fit.predict(16))
+        truth = usl(target, 1000, sigma, kappa) * math.exp(s * rng.standard_normal())
+        d = FitPredictive(fit, bootstrap(fit), target, 0.0).draw(rng, 4000, fit.predict(target))
         lo, hi = np.percentile(d, [10, 90])
-        hits += lo <= truth <= hi
-    assert 0.72 <= hits / trials_n <= 0.97
+        return bool(lo <= truth <= hi), math.log(hi / lo)
+
+    inside = [one((1, 2, 8, 16), 4) for _ in range(trials_n)]
+    assert 0.72 <= sum(h for h, _ in inside) / trials_n <= 0.97
+    # one doubling past the largest count the range carries the real curves' discrepancy
+    # (τ_out, tuned on published results by `make calibrate`): wider than this ideal data
+    # needs, so at least nominal coverage; and no wider than τ_out and the discrepancy say
+    # (P90/P10 = exp(2 × 1.2816 × √(τ_out² + s₀²)), ± the bootstrap and the local share)
+    past = [one((1, 2, 4, 8), 16) for _ in range(trials_n)]
+    assert sum(h for h, _ in past) / trials_n >= 0.8
+    nominal = 2 * 1.2816 * math.hypot(PRIOR.extrapolation_tau, PRIOR.discrepancy_scale)
+    assert statistics.median(w for _, w in past) == pytest.approx(nominal, rel=0.15)
+
+
+def test_the_model_discrepancy_is_its_prior_updated_with_the_fits_own_residuals():
+    nu0, s0 = PRIOR.discrepancy_dof, PRIOR.discrepancy_scale
+    exact = [(n, usl(n, 1000, 0.05, 0.0)) for n in (1, 2, 4, 8)]
+    fit = fit_scaling(exact, noise=[PRIOR.model_floor] * 4)
+    pred = FitPredictive(fit, bootstrap(fit), 16, 0.0)
+    k = {"linear": 1, "amdahl": 2, "usl": 3}[fit.model]
+    s, nu = pred.discrepancy
+    # a curve of the family: residuals ~0, so the scale shrinks by √(ν₀ / (ν₀ + m − k))
+    assert nu == nu0 + 4 - k
+    assert s == pytest.approx(s0 * math.sqrt(nu0 / nu), rel=1e-3)
+    # a fit that misses its own points is less sure everywhere, inside the range too
+    rough = [(n, x * f) for (n, x), f in zip(exact, (1.0, 1.25, 0.8, 1.0), strict=True)]
+    fit2 = fit_scaling(rough, noise=[PRIOR.model_floor] * 4)
+    k2 = {"linear": 1, "amdahl": 2, "usl": 3}[fit2.model]
+    ss = sum(math.log(p.throughput / p.fitted) ** 2 for p in fit2.points)
+    inside = FitPredictive(fit2, bootstrap(fit2), 3, 0.0)
+    s2, nu2 = inside.discrepancy
+    assert ss > 0 and nu2 == nu0 + 4 - k2
+    assert s2 == pytest.approx(math.sqrt((nu0 * s0**2 + ss) / nu2), rel=1e-9) and s2 > s
+    # τ: τ_in between the measured counts, τ_out past them; the local power law past them only
+    assert inside.tau == PRIOR.interpolation_tau and inside.local is None
+    assert pred.tau == PRIOR.extrapolation_tau and pred.local is not None
+    assert pred.extra_sd == pytest.approx(math.hypot(s, PRIOR.extrapolation_tau * 1.0))
 
 
 def test_a_fit_says_which_models_its_point_and_range_rest_on():
@@ -305,6 +340,7 @@ def test_every_calibration_series_names_its_source_and_none_is_held_out():
     prior = json.loads(
         (ROOT / "layers" / "trncost" / "estimate" / "data" / "scaling_prior.json").read_text()
     )
-    assert prior["fitted_on"] and all(
-        i.split("/")[0] in {"mlperf-v0.7", "mlperf-v1.0", "mlperf-v2.1"} for i in prior["fitted_on"]
-    )
+    # fitted on the older rounds only (the tuning rounds); the newer ones report
+    tuning = {"mlperf-v0.5", "mlperf-v0.6", "mlperf-v0.7", "mlperf-v1.0", "mlperf-v2.1",
+              "mlperf-hpc-v0.7", "mlperf-hpc-v1.0"}  # fmt: skip
+    assert prior["fitted_on"] and all(i.split("/")[0] in tuning for i in prior["fitted_on"])
