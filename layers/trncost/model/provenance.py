@@ -136,8 +136,10 @@ def derived(formula: str, inputs: list[str]) -> Derived:
 def measured(
     trial_ids: list[str], metric: str, code_versions: list[str], dataset_ids: list[str]
 ) -> TrialMeasurement:
+    # every field given: model_construct inspects a default_factory's signature on each call
     return TrialMeasurement.model_construct(
-        trial_ids=trial_ids, metric=metric, code_versions=code_versions, dataset_ids=dataset_ids
+        trial_ids=trial_ids, metric=metric, code_versions=code_versions, dataset_ids=dataset_ids,
+        measured_in=[],
     )
 
 
