@@ -376,10 +376,11 @@ class FitPredictive:
         """The models' predictions at the count (lowest, highest): model-form swing — the
         three fitted families and, past the measured counts, the local power law."""
         values = [
-            _predict(np.array(_coef(getattr(self.fit, m))), float(self.count)) for m in MODELS
+            float(_predict(np.array(_coef(getattr(self.fit, m))), float(self.count)))
+            for m in MODELS
         ]
         if self.local is not None:
-            values.append(np.float64(self.local.point))
+            values.append(self.local.point)
         return float(min(values)), float(max(values))
 
     def parameter_range(self, point: float) -> tuple[float, float]:
