@@ -240,14 +240,16 @@ class TrialReadings:
         if failures == 0:
             basis = (
                 f"the range draws it from the failure prior ({prior.mean:.3g} per "
-                "instance-hour, published reference) updated with that exposure"
-                if prior is not None
+                "instance-hour, published reference) updated with that exposure (posterior "
+                f"mean {post.shape / post.rate:.3g} per instance-hour)"
+                if prior is not None and post.rate > 0
                 else "no prior applies"
             )
             self.ledger.warn(
                 "no_failures_observed",
                 f"no failure in {hours:.1f} measured instance-hours: the point value's failure "
-                f"rate is 0 within the evidence and long runs do fail; {basis}",
+                "rate is 0 (the posterior's mode: what the evidence shows) and long runs do "
+                f"fail; {basis}, so the P50 carries failures the point value does not",
             )
         row = self.ledger.derived(
             "failure:rate", "failures per instance-hour", post.point, "1/instance-hour",
