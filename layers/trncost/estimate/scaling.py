@@ -31,10 +31,14 @@ over-prediction where AIC takes off a third; `make calibrate` gives the same err
 Uncertainty. A parametric bootstrap: B replicates of the measured throughputs perturbed by their
 noise, Xᵢ* = Xᵢ·exp(sᵢ·Z), each refitted with the three models and the BIC winner kept
 (bootstrap model selection, Buckland, Burnham & Augustin 1997): parameter and model-form
-uncertainty in one set of curves, which fan out away from the measured counts. Past the measured
-range each draw gets a further log-normal spread of τ per doubling of distance (model
-discrepancy: the true curve is none of the three); τ and s_floor come from published multi-scale
-results (estimate/data/scaling_prior.json, fitted by `make calibrate`).
+uncertainty in one set of curves, which fan out away from the measured counts. Each draw gets a
+further Student-t spread (FitPredictive): the model discrepancy (the true curve is none of the
+three; a published Scaled-Inv-χ² prior updated with the fit's own residuals), a run's own
+spread, and τ per doubling to the nearest measured count (τ_in between measured counts, τ_out
+past them); past the measured counts half the draws come from the local power law of the two
+nearest counts with the published exponent prior. s_floor, the discrepancy prior and τ come from
+published multi-scale results (estimate/data/scaling_prior.json, fitted and tuned by
+`python benchmarks/calibrate.py --fit-priors` on the tuning rounds).
 
 Fewer than 3 counts: see estimate/scaling_prior.py (a published prior over the scaling exponent,
 linear its upper bound).
