@@ -134,7 +134,8 @@ def test_a_sagemaker_candidate_is_priced_from_trncosts_own_sagemaker_training_pr
     assert api("POST", f"/workloads/{WL}/trials", t.model_dump(mode="json"))[0] == 201
 
     # When a SageMaker candidate is estimated on the latest prices
-    status, made = api("POST", f"/workloads/{WL}/estimates", {"candidate": sm})
+    ask = {"candidate": sm, "assumptions": {"ebs_gb_per_instance": 200}}
+    status, made = api("POST", f"/workloads/{WL}/estimates", ask)
     assert status == 201, made
     est = made["estimate"]
     assert est["candidate"]["platform"] == "sagemaker"  # an ml. type runs on SageMaker
@@ -157,3 +158,7 @@ def test_a_sagemaker_candidate_is_priced_from_trncosts_own_sagemaker_training_pr
         li["price_key"] == f"AmazonEC2/us-east-1/{ML}/on_demand" for li in est["line_items"]
     )
     assert est["price_basis"] == "official"
+    # its training volumes are priced at the EC2 gp3 rate, and it says so
+    ebs = next(li for li in est["line_items"] if li["name"] == "EBS gp3 volumes")
+    assert ebs["price_key"] == "AmazonEC2/us-east-1/ebs:gp3/on_demand"
+    assert any(w["code"] == "sagemaker_storage_at_ebs_rate" for w in est["warnings"])

@@ -167,6 +167,13 @@ def storage(cx: CostContext) -> None:
             inputs=[ebs.row_id, "candidate:instance_count", cx.months_row],
             formula="GB per instance × n × held months × GB-month rate",
         )
+        if cx.c.on_sagemaker:
+            led.warn(
+                "sagemaker_storage_at_ebs_rate",
+                "SageMaker bills a training job's ML storage volumes in AmazonSageMaker at its "
+                "own GB-month rate; this estimate prices them at the EC2 EBS gp3 rate of the "
+                "snapshot (trncost does not snapshot SageMaker's storage rate yet)",
+            )
 
     stored: list[tuple[Decimal, str]] = []
     w = cx.ev.workload
