@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from trncost.services.trial_plans import TrialPlanService
     from trncost.services.trial_steps import TrialSteps
     from trncost.services.trials import TrialService
+    from trncost.store.comparisons import ComparisonStore
     from trncost.store.ingest import IngestStore
     from trncost.store.plans import PlanStore
     from trncost.store.prices import PriceStore
@@ -68,6 +69,12 @@ class Wiring:
         from trncost.store.ingest import IngestStore
 
         return IngestStore(self.settings.table_name)
+
+    @cached_property
+    def comparison_store(self) -> ComparisonStore:
+        from trncost.store.comparisons import ComparisonStore
+
+        return ComparisonStore(self.settings.table_name)
 
     @cached_property
     def plans(self) -> PlanStore:
@@ -123,7 +130,7 @@ class Wiring:
     def comparisons(self) -> ComparisonService:
         from trncost.services.comparisons import ComparisonService
 
-        return ComparisonService(self.trials, self.estimates)
+        return ComparisonService(self.trials, self.estimates, store=self.comparison_store)
 
     @cached_property
     def snapshots(self) -> SnapshotService:

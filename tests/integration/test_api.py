@@ -247,8 +247,9 @@ def test_comparisons_rank_range_and_decide(api):
         "seed": 7,
         "samples": 2000,
     }
-    status, analysis = api("POST", "/workloads/wl-api/comparisons", body)
-    assert status == 200, analysis
+    status, stored = api("POST", "/workloads/wl-api/comparisons", body)
+    assert status == 201, stored
+    analysis = stored["analysis"]
     by_id = {c["candidate_id"]: c for c in analysis["candidates"]}
     assert len(by_id) == 3
     errors = [c for c in analysis["candidates"] if c["error"]]
@@ -278,8 +279,9 @@ def test_comparisons_rank_range_and_decide(api):
     assert len(values) == 3 or rng["p_infeasible"] == 1
     if rng["p_infeasible"] > 0:
         assert any("cannot finish" in note for note in rng["notes"])
-    # the same request and seed give the same answer
-    assert api("POST", "/workloads/wl-api/comparisons", body)[1] == analysis
+    # the same request and seed give the same answer: the same stored comparison
+    assert api("POST", "/workloads/wl-api/comparisons", body) == (200, stored)
+    assert api("GET", f"/comparisons/{stored['comparison_id']}") == (200, stored)
 
 
 def test_comparison_bad_input_names_the_field(api):

@@ -3,12 +3,14 @@ request that needs it, all of them for the OpenAPI document), validated by Power
 OpenAPI document generated from the routes (`openapi.json`).
 
     api/workloads.py    workloads, trials, rejected ingests
-    api/estimates.py    estimates, their versions and reports, comparisons
+    api/estimates.py    estimates, their versions and reports; comparisons (stored, by id)
     api/prices.py       price snapshots
     api/trial_plans.py  trial plans (the Step Functions workflow)
     api/errors.py       every error → its status code, in one place
     api/context.py      the services of the request being answered, its caller
     api/bodies.py       the error and health bodies, the base of every schema
+    api/docs.py         what the OpenAPI document says beyond the code: summaries,
+                        descriptions, examples, status codes (a test sends every example)
 
 A route validates, calls one service, and returns. `handle` is the Lambda entry: it turns
 what Powertools would answer with a 500 (oversized, non-UTF-8, non-JSON bodies) into 4xx
@@ -76,29 +78,26 @@ def health() -> Health:
 
 # What the Lambda entry answers before any route runs, on every operation with a body.
 BODY_ERRORS = {
-    "400": "the body is not JSON trncost parses safely: not UTF-8 (or base64), malformed, nested"
+    400: "the body is not JSON trncost parses safely: not UTF-8 (or base64), malformed, nested"
     f" deeper than {safejson.MAX_JSON_DEPTH} levels, or an integer of more than"
     f" {safejson.MAX_INTEGER_DIGITS} digits",
-    "413": f"the body is larger than {MAX_BODY_BYTES} bytes",
-    "415": "a POST whose content-type is not application/json",
+    413: f"the body is larger than {MAX_BODY_BYTES} bytes",
+    415: "a POST whose content-type is not application/json",
 }
 
 
 def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document: generated from the routes, completed by trncost.api.docs
+    (summaries, descriptions, examples, the real status codes and error schema)."""
+    from trncost.api import docs
+
     _Routes.include()
     document: dict[str, Any] = json.loads(
         app.get_openapi_json_schema(title=TITLE, version=__version__, description=DESCRIPTION)
     )
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     schemas["ErrorBody"] = ErrorBody.model_json_schema()
-    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
-    for operations in document.get("paths", {}).values():
-        for operation in operations.values():
-            if isinstance(operation, dict) and "requestBody" in operation:
-                responses = operation.setdefault("responses", {})
-                for status, why in BODY_ERRORS.items():
-                    responses.setdefault(status, {"description": why, "content": error})
-    return document
+    return docs.complete(document, BODY_ERRORS)
 
 
 # A raw Response is not a schema type: no return annotation, or Powertools documents one.
@@ -136,7 +135,7 @@ class _Routes:
             return ("prices",)
         if first == "trial-plans" or nested == "trial-plans":
             return ("trial_plans",)
-        if first == "estimates" or nested in ("estimates", "comparisons"):
+        if first in ("estimates", "comparisons") or nested in ("estimates", "comparisons"):
             return ("estimates",)
         if first in ("workloads", "trials", "ingest") and nested in (None, "trials"):
             return ("workloads",)

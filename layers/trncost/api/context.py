@@ -59,3 +59,16 @@ def caller_arn(event: Mapping[str, Any]) -> str:
 def caller(routes: Router) -> str:
     """The caller of the request `routes` is answering."""
     return caller_arn(routes.current_event.raw_event)
+
+
+def public_path(routes: Router, path: str) -> str:
+    """`path` (a route's path, e.g. /comparisons/x) as the client reaches it: behind an API
+    Gateway stage the URL path carries the stage first (/dev/comparisons/x), which the event's
+    `requestContext.path` shows beside the route's own `path`."""
+    event = routes.current_event.raw_event
+    context = event.get("requestContext")
+    full = context.get("path") if isinstance(context, Mapping) else None
+    own = str(event.get("path") or "")
+    if isinstance(full, str) and own and full.endswith(own):
+        return full[: len(full) - len(own)] + path
+    return path

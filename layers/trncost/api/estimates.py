@@ -1,4 +1,5 @@
-"""Estimates (created, versioned, reported) and comparisons of several candidates."""
+"""Estimates (created, listed, versioned, reported) and comparisons of several candidates
+(stored as immutable records with ids, read and reported by id)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,20 @@ from urllib.parse import quote
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from trncost.api.context import Id, caller, router, services
+from trncost.api.context import Cursor, Id, Limit, caller, public_path, router, services
 from trncost.api.schemas import (
     ComparisonRequest,
+    ComparisonView,
     EstimateRequest,
+    EstimateSummary,
     EstimateView,
+    Page,
     RefreshFailureView,
     VersionInfo,
     Versions,
 )
-from trncost.model.analysis import Analysis
-from trncost.services.estimates import EstimateVersion
+from trncost.services.comparisons import StoredComparison
+from trncost.services.estimates import EstimateListing, EstimateVersion
 
 routes = router()
 Version = Annotated[int | None, Query(ge=1, description="a version; omitted: latest")]
@@ -38,6 +42,45 @@ def _view(version: EstimateVersion) -> EstimateView:
     )
 
 
+def _summary(listed: EstimateListing) -> EstimateSummary:
+    latest = listed.latest
+    est = latest.estimate if latest else None
+    return EstimateSummary(
+        estimate_id=listed.estimate_id,
+        candidate=listed.candidate,
+        pinned_snapshot_id=listed.pinned_snapshot_id,
+        version=latest.version if latest else None,
+        updated_at=latest.created_at if latest else None,
+        reason=latest.reason if latest else None,
+        status=est.status if est else "unreadable",
+        snapshot_id=est.snapshot_id if est else None,
+        total_usd=est.total_usd if est else None,
+        total_known_usd=est.total_known_usd if est else None,
+        cost_per_target_usd=est.cost_per_target_usd if est else None,
+        cost_per_million_tokens_usd=est.cost_per_million_tokens_usd if est else None,
+        time_to_target_h=est.time.total_h if est and est.time else None,
+        pending_prices=sorted({t.price_key for t in est.pending_terms}) if est else [],
+        warnings=len(est.warnings) if est else 0,
+        report_url=f"/estimates/{quote(listed.estimate_id)}/report",
+        problem=listed.problem,
+    )
+
+
+def _comparison_view(record: StoredComparison) -> ComparisonView:
+    cid = quote(record.comparison_id)
+    return ComparisonView(
+        comparison_id=record.comparison_id,
+        workload_id=record.workload_id,
+        created_at=record.created_at,
+        created_by=record.created_by,
+        snapshot_id=record.snapshot_id,
+        url=f"/comparisons/{cid}",
+        report_url=f"/comparisons/{cid}/report",
+        request=ComparisonRequest.model_validate(record.request),
+        analysis=record.analysis,
+    )
+
+
 @routes.post("/workloads/<workload_id>/estimates", tags=["estimates"])
 def create_estimate(workload_id: Id, request: EstimateRequest) -> tuple[EstimateView, int]:
     version = services().estimates.create(
@@ -48,6 +91,14 @@ def create_estimate(workload_id: Id, request: EstimateRequest) -> tuple[Estimate
         created_by=caller(routes),
     )
     return _view(version), 201
+
+
+@routes.get("/workloads/<workload_id>/estimates", tags=["estimates"])
+def list_estimates(
+    workload_id: Id, limit: Limit = 50, cursor: Cursor = None
+) -> Page[EstimateSummary]:
+    page = services().estimates.listing(workload_id, limit, cursor)
+    return Page[EstimateSummary](items=[_summary(e) for e in page.items], next_cursor=page.cursor)
 
 
 @routes.get("/estimates/<estimate_id>", tags=["estimates"])
@@ -76,18 +127,30 @@ def report(estimate_id: Id, version: Version = None):
     return Response(status_code=200, content_type=HTML, body=page)
 
 
-@routes.post("/workloads/<workload_id>/comparisons", tags=["estimates"])
-def compare(workload_id: Id, request: ComparisonRequest) -> Analysis:
-    """Rank the candidates by cost per completed target and by time (comparable ones only),
-    with P10/P50/P90 ranges, the tornado, scaling fits, break-even prices of PENDING
-    candidates, MFU checks, the decision, and the credits runway when credits are given.
-    Not stored: the same request and seed give the same answer."""
-    return services().comparisons.compare(workload_id, request)
+@routes.post("/workloads/<workload_id>/comparisons", tags=["comparisons"])
+def compare(workload_id: Id, request: ComparisonRequest) -> Response[ComparisonView]:
+    record, created = services().comparisons.create(workload_id, request, created_by=caller(routes))
+    view = _comparison_view(record)
+    return Response(
+        status_code=201 if created else 200,
+        content_type="application/json",
+        body=view,
+        headers={"Location": public_path(routes, view.url)},
+    )
 
 
-@routes.post("/workloads/<workload_id>/comparisons/report", tags=["estimates"])
+@routes.get("/comparisons/<comparison_id>", tags=["comparisons"])
+def get_comparison(comparison_id: Id) -> ComparisonView:
+    return _comparison_view(services().comparisons.get(comparison_id))
+
+
+@routes.get("/comparisons/<comparison_id>/report", tags=["comparisons"])
+def comparison_report(comparison_id: Id):
+    page = services().comparisons.report_of(comparison_id)
+    return Response(status_code=200, content_type=HTML, body=page)
+
+
+@routes.post("/workloads/<workload_id>/comparisons/report", tags=["comparisons"])
 def compare_report(workload_id: Id, request: ComparisonRequest):
-    """The same analysis as a self-contained HTML page (decision, ranking, ranges, tornado,
-    scaling curves)."""
     page = services().comparisons.report(workload_id, request)
     return Response(status_code=200, content_type=HTML, body=page)

@@ -5,6 +5,7 @@ API stays cheap on a cold start; a SnapStart snapshot builds them all ahead (app
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Generic, TypeVar
 
 from pydantic import ConfigDict, Field
@@ -21,7 +22,7 @@ from trncost.model import (
     TrialStatus,
     Workload,
 )
-from trncost.model.analysis import Credits
+from trncost.model.analysis import Analysis, Credits
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
@@ -35,6 +36,11 @@ class Page(Schema, Generic[T]):
     next_cursor: str | None = Field(
         default=None, description="pass as ?cursor= to read the next page; null on the last"
     )
+
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
+        """`Page[Workload]` is named WorkloadPage in the OpenAPI document."""
+        return "".join(getattr(p, "__name__", str(p)) for p in params) + "Page"
 
 
 class EstimateRequest(Schema):
@@ -76,6 +82,50 @@ class ComparisonRequest(Schema):
 
 
 CALLER = "the IAM ARN the request was signed by (`local` in the local runtime)"
+
+
+class EstimateSummary(Schema):
+    """One estimate of a workload: what it estimates, its latest version and headline figures."""
+
+    estimate_id: str
+    candidate: Candidate | None = Field(description="null: its stored definition is unreadable")
+    pinned_snapshot_id: str | None = Field(
+        default=None, description="the price snapshot it is pinned to; null: follows the latest"
+    )
+    version: int | None = Field(description="the latest version")
+    updated_at: str | None = Field(description="when the latest version was made")
+    reason: str | None = Field(description="what made the latest version")
+    status: str = Field(
+        description="complete | incomplete (a price is PENDING) | infeasible | unreadable (see "
+        "problem)"
+    )
+    snapshot_id: str | None = Field(description="the price snapshot the latest version used")
+    total_usd: Decimal | None = Field(description="null while a price is PENDING")
+    total_known_usd: Decimal | None = Field(description="the part of the total that is priced")
+    cost_per_target_usd: Decimal | None
+    cost_per_million_tokens_usd: Decimal | None
+    time_to_target_h: float | None = Field(description="expected time to target, failures in")
+    pending_prices: list[str] = Field(description="price keys that are PENDING")
+    warnings: int = Field(description="how many warnings the latest version carries")
+    report_url: str
+    problem: str | None = Field(default=None, description="why it cannot be shown, if so")
+
+
+class ComparisonView(Schema):
+    """A stored comparison: immutable, read and shared by its id."""
+
+    comparison_id: str = Field(
+        description="a hash of what it was computed from: the same request on the same "
+        "evidence is the same comparison"
+    )
+    workload_id: str
+    created_at: str
+    created_by: str | None = Field(default=None, description=f"who asked for it: {CALLER}")
+    snapshot_id: str = Field(description="the price snapshot the analysis used")
+    url: str = Field(description="where to read it again (GET)")
+    report_url: str = Field(description="its HTML report, to send to a budget owner")
+    request: ComparisonRequest = Field(description="the request, with snapshot_id resolved")
+    analysis: Analysis
 
 
 class EstimateView(Schema):
@@ -253,6 +303,8 @@ class RejectedIngestView(Schema):
 
 __all__ = [
     "ComparisonRequest",
+    "ComparisonView",
+    "EstimateSummary",
     "ErrorBody",
     "EstimateRequest",
     "EstimateView",

@@ -46,7 +46,7 @@ def proxy_event(
         "requestContext": {
             "resourcePath": path,
             "httpMethod": method,
-            "path": f"/{stage}{path}",
+            "path": path,  # served at the root: no stage in the URL path
             "stage": stage,
             "requestId": str(uuid.uuid4()),
             "accountId": "123456789012",

@@ -39,6 +39,24 @@ class Assumed(DomainModel, Generic[T]):
             return data
         return {"value": data}
 
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
+        """`Assumed[Fraction]` is AssumedFraction (its schema's title in the OpenAPI document),
+        not the repr of the bounded type."""
+        return "Assumed" + "".join(_type_name(p) for p in params)
+
+
+def _type_name(tp: Any) -> str:
+    """The name a field type is known by in trncost.model.bounds or .common (Fraction, Hours),
+    else its own (bool)."""
+    from trncost.model import bounds, common
+
+    for module in (bounds, common):
+        for name, value in vars(module).items():
+            if value is tp and name[:1].isupper() and not name.isupper():
+                return name
+    return str(getattr(tp, "__name__", "Value")).capitalize()
+
 
 class DataPreparation(DomainModel):
     instance_type: InstanceType

@@ -1,19 +1,32 @@
 """Compare candidates on one workload: ranked by cost per completed target and by time
 (comparable ones only), with P10/P50/P90 ranges, the tornado, scaling fits, break-even prices,
-MFU checks, the decision and the credits runway. Not stored: the same request and seed give
-the same answer. The analysis (numpy) is imported on first use, not at cold start.
+MFU checks, the decision and the credits runway. The analysis (numpy) is imported on first
+use, not at cold start.
+
+`create` stores a comparison as an immutable record (trncost.store.comparisons) with an id, to
+read again (`get`) and share (`report_of`: its HTML page): the id is a hash of what it was
+computed from, so the same request on the same evidence (workload, trials, price snapshot, and
+the day when credits are given) is the same record, and a repeat writes nothing. `compare` and
+`report` compute without storing.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-from trncost.model import Assumptions, Candidate, EstimateInput, Workload
+from trncost.errors import NotFound
+from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.analysis import Analysis, Credits
 from trncost.services.estimates import EstimateService
 from trncost.services.trials import TrialService
+from trncost.store.comparisons import ComparisonStore, StoredComparison
+
+__all__ = ["ComparisonService", "StoredComparison"]
 
 
 class CandidateAsk(Protocol):
@@ -55,20 +68,75 @@ def _today() -> date:
     return datetime.now(UTC).date()
 
 
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def request_record(ask: ComparisonAsk, snapshot_id: str) -> dict[str, Any]:
+    """The request as stored (JSON), with the price snapshot it was computed with."""
+    return {
+        "candidates": [
+            {
+                "candidate": p.candidate.model_dump(mode="json"),
+                "assumptions": None
+                if p.assumptions is None
+                else p.assumptions.model_dump(mode="json", exclude_none=True),
+                "limited_features": list(p.limited_features),
+            }
+            for p in ask.candidates
+        ],
+        "assumptions": ask.assumptions.model_dump(mode="json", exclude_none=True),
+        "snapshot_id": snapshot_id,
+        "seed": ask.seed,
+        "samples": ask.samples,
+        "credits": None if ask.credits is None else ask.credits.model_dump(mode="json"),
+    }
+
+
+def comparison_id(
+    workload: Workload, request: dict[str, Any], trials: list[TrialRun], as_of: str | None
+) -> str:
+    """What the comparison was computed from, hashed: the same inputs, the same id."""
+    digest = hashlib.sha256()
+    digest.update(workload.model_dump_json().encode())
+    digest.update(json.dumps(request, sort_keys=True, separators=(",", ":")).encode())
+    for trial in sorted(trials, key=lambda t: t.trial_id):
+        digest.update(trial.model_dump_json().encode())
+    digest.update((as_of or "").encode())
+    return f"cmp-{digest.hexdigest()[:16]}"
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    workload: Workload
+    trials: list[TrialRun]
+    prices: PriceSnapshot
+    as_of: str | None
+    analysis: Analysis
+
+
 class ComparisonService:
     def __init__(
         self,
         trials: TrialService,
         estimates: EstimateService,
         today: Callable[[], date] = _today,
+        store: ComparisonStore | None = None,
+        clock: Callable[[], datetime] = _now,
     ) -> None:
         self.trials = trials
         self.estimates = estimates
         self.today = today
+        self.store = store
+        self.clock = clock
 
     def analyse(self, workload_id: str, ask: ComparisonAsk) -> tuple[Workload, Analysis]:
         """The workload and the analysis of its candidates, on its trials and the pinned (or
         latest) price snapshot."""
+        done = self._analyse(workload_id, ask)
+        return done.workload, done.analysis
+
+    def _analyse(self, workload_id: str, ask: ComparisonAsk) -> _Analysed:
         from trncost.estimate import analyse
 
         workload = self.trials.workload(workload_id)
@@ -96,7 +164,7 @@ class ComparisonService:
             else "assumptions.price_overrides"
             for i, plan in enumerate(ask.candidates)
         ]
-        return workload, analyse(
+        analysis = analyse(
             inputs,
             seed=ask.seed,
             samples=ask.samples,
@@ -105,6 +173,7 @@ class ComparisonService:
             limited_features=limited,
             override_fields=fields,
         )
+        return _Analysed(workload, trials, prices, as_of, analysis)
 
     def compare(self, workload_id: str, ask: ComparisonAsk) -> Analysis:
         return self.analyse(workload_id, ask)[1]
@@ -116,4 +185,56 @@ class ComparisonService:
         workload, analysis = self.analyse(workload_id, ask)
         return render_analysis_report(
             analysis, workload_name=workload.name, workload_id=workload.workload_id
+        )
+
+    # -- stored comparisons --------------------------------------------------------------------
+    def _store(self) -> ComparisonStore:
+        if self.store is None:
+            raise RuntimeError("no comparison store configured")
+        return self.store
+
+    def create(
+        self, workload_id: str, ask: ComparisonAsk, created_by: str | None = None
+    ) -> tuple[StoredComparison, bool]:
+        """Compute and store the comparison; (the record, True) when this call stored it,
+        (the stored one, False) when the same comparison was stored before."""
+        done = self._analyse(workload_id, ask)
+        request = request_record(ask, done.prices.snapshot_id)
+        cid = comparison_id(done.workload, request, done.trials, done.as_of)
+        existing = self._store().get_comparison(cid)
+        if existing is not None:
+            return existing, False
+        record = StoredComparison(
+            comparison_id=cid,
+            workload_id=done.workload.workload_id,
+            created_at=self.clock().isoformat(),
+            created_by=created_by,
+            snapshot_id=done.prices.snapshot_id,
+            request=request,
+            analysis=done.analysis,
+        )
+        if self._store().put_comparison(record):
+            return record, True
+        stored = self._store().get_comparison(cid)  # another request stored it meanwhile
+        return (stored or record), False
+
+    def get(self, comparison_id: str) -> StoredComparison:
+        found = self._store().get_comparison(comparison_id)
+        if found is None:
+            raise NotFound(f"comparison {comparison_id} not found")
+        return found
+
+    def report_of(self, comparison_id: str) -> str:
+        """A stored comparison as the self-contained HTML comparison report."""
+        from trncost.report import render_analysis_report
+
+        found = self.get(comparison_id)
+        try:
+            name: str | None = self.trials.workload(found.workload_id).name
+        except NotFound:
+            name = None
+        return render_analysis_report(
+            found.analysis,
+            workload_name=name,
+            workload_id=found.workload_id,
         )

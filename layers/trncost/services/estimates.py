@@ -42,6 +42,7 @@ from trncost.store.records import (
 
 log = logging.getLogger(__name__)
 __all__ = [
+    "EstimateListing",
     "EstimateService",
     "EstimateVersion",
     "RefreshFailure",
@@ -97,6 +98,24 @@ def infrastructure_failure(exc: BaseException) -> bool:
     return isinstance(exc, Unavailable | Busy) or aws.unavailable(exc)
 
 
+@dataclass(frozen=True)
+class EstimateListing:
+    """One estimate of a workload's list: what it estimates and its latest version (None, with
+    the `problem`, when its stored definition or latest version no longer validates)."""
+
+    estimate_id: str
+    candidate: Candidate | None
+    pinned_snapshot_id: str | None
+    latest: EstimateVersion | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class EstimatePage:
+    items: list[EstimateListing]
+    cursor: str | None
+
+
 class EstimateService:
     def __init__(
         self, records: RecordStore, prices: PriceStore, clock: Callable[[], datetime] = _now
@@ -113,6 +132,26 @@ class EstimateService:
             what = f"estimate {estimate_id}" + (f" version {version}" if version else "")
             raise NotFound(f"{what} not found")
         return found
+
+    def listing(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> EstimatePage:
+        """One page of the workload's estimates, each with its latest version; NotFound for an
+        unknown workload."""
+        if self.records.get_workload(workload_id) is None:
+            raise NotFound(f"workload {workload_id} not found")
+        page = self.records.list_estimate_definitions(workload_id, limit, cursor)
+        return EstimatePage([self._listed(d) for d in page.items], page.cursor)
+
+    def _listed(self, definition: EstimateDefinition | UnreadableDefinition) -> EstimateListing:
+        if isinstance(definition, UnreadableDefinition):
+            return EstimateListing(definition.estimate_id, None, None, None, definition.reason)
+        eid = definition.estimate_id
+        try:
+            latest = self.records.get_version(eid)
+        except ValidationError as exc:
+            why = f"latest version does not validate: {_reason(exc)}"
+            return EstimateListing(eid, definition.candidate, definition.snapshot_id, None, why)
+        problem = None if latest is not None else "no version stored"
+        return EstimateListing(eid, definition.candidate, definition.snapshot_id, latest, problem)
 
     def versions(self, estimate_id: str) -> list[dict[str, Any]]:
         """Every version's number, time, reason and changes, oldest first."""

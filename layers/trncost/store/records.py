@@ -90,6 +90,17 @@ def _changes(item: dict[str, Any]) -> list[FigureChange]:
     return _CHANGES.validate_json(raw) if raw else []
 
 
+def _definition(item: dict[str, Any]) -> EstimateDefinition | UnreadableDefinition:
+    """A stored definition, or why it no longer validates."""
+    try:
+        return EstimateDefinition.model_validate_json(item["definition"])
+    except ValidationError as exc:
+        eid = str(item.get("gsi1sk") or item.get("pk", "")).removeprefix("ESTIMATE#")
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return UnreadableDefinition(eid, f"stored definition: {where}: {first['msg']}")
+
+
 @dataclass(frozen=True)
 class Page:
     items: list[Any]
@@ -203,6 +214,20 @@ class RecordStore(Repository):
         item = self.item(estimate_pk(estimate_id), ESTIMATE_DEF_SK)
         return EstimateDefinition.model_validate_json(item["definition"]) if item else None
 
+    def list_estimate_definitions(
+        self, workload_id: str, limit: int = 50, cursor: str | None = None
+    ) -> Page:
+        """One page of the workload's estimate definitions (each an EstimateDefinition, or an
+        UnreadableDefinition when it no longer validates), in estimate id order."""
+        gsi1pk = workload_estimates_gsi_pk(workload_id)
+        items, last = self.query_page(
+            limit,
+            decode_cursor(cursor, gsi1pk=gsi1pk),
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(gsi1pk),
+        )
+        return Page([_definition(i) for i in items], encode_cursor(last))
+
     def estimate_definitions(self, workload_id: str) -> list[EstimateDefinition]:
         items = self.query_all(
             IndexName=GSI,
@@ -219,16 +244,7 @@ class RecordStore(Repository):
             IndexName=GSI,
             KeyConditionExpression=Key("gsi1pk").eq(workload_estimates_gsi_pk(workload_id)),
         )
-        out: list[EstimateDefinition | UnreadableDefinition] = []
-        for item in items:
-            try:
-                out.append(EstimateDefinition.model_validate_json(item["definition"]))
-            except ValidationError as exc:
-                eid = str(item.get("gsi1sk") or item.get("pk", "")).removeprefix("ESTIMATE#")
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                out.append(UnreadableDefinition(eid, f"stored definition: {where}: {first['msg']}"))
-        return out
+        return [_definition(item) for item in items]
 
     # -- refresh failures ------------------------------------------------------------------
     def put_refresh_failure(self, failure: RefreshFailure) -> None:

@@ -12,6 +12,7 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     estimate          pk ESTIMATE#<id>  sk DEF                gsi1 WORKLOAD#<wid>#ESTIMATES / <id>
     estimate version  pk ESTIMATE#<id>  sk V#<000001>
     refresh failure   pk ESTIMATE#<id>  sk F#<hash of what triggered the refresh>
+    comparison        pk COMPARISON#<id>  sk COMPARISON  gsi1 WORKLOAD#<wid>#COMPARISONS / <at>#<id>
     ingest claim      pk INGEST#<job>#<status>  sk CLAIM
     rejected ingest   pk INGEST_REJECTED        sk <at>#<event id>
 """
@@ -129,6 +130,17 @@ def estimate_pk(estimate_id: str) -> str:
 
 def workload_estimates_gsi_pk(workload_id: str) -> str:
     return f"WORKLOAD#{workload_id}#ESTIMATES"
+
+
+COMPARISON_SK = "COMPARISON"
+
+
+def comparison_pk(comparison_id: str) -> str:
+    return f"COMPARISON#{comparison_id}"
+
+
+def workload_comparisons_gsi_pk(workload_id: str) -> str:
+    return f"WORKLOAD#{workload_id}#COMPARISONS"
 
 
 def version_sk(version: int) -> str:
