@@ -305,6 +305,13 @@ class TrncostClient:
     def import_trial(self, workload_id: str, trial: Mapping[str, Any]) -> dict[str, Any]:
         return self.post_object(f"/workloads/{_seg(workload_id)}/trials", trial)
 
+    def create_comparison(self, workload_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a comparison (201, or 200 when the same one was stored before)."""
+        return self.post_object(f"/workloads/{_seg(workload_id)}/comparisons", request)
+
+    def estimates(self, workload_id: str, *, page_size: int | None = None) -> list[dict[str, Any]]:
+        return list(self.paginate(f"/workloads/{_seg(workload_id)}/estimates", limit=page_size))
+
     def create_estimate(self, workload_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
         return self.post_object(f"/workloads/{_seg(workload_id)}/estimates", request)
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
 from botocore.credentials import Credentials
@@ -19,6 +17,7 @@ from botocore.credentials import Credentials
 from tests.support.events import saved_price_list
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, lambda_env, load_handler
+from tests.support.http import serve_http as _serve
 from trncost import client as client_module
 from trncost.cli import main
 from trncost.client import TrncostClient
@@ -32,23 +31,6 @@ SIGV4_AUTH = re.compile(
     r"(?P<service>[^/]+)/aws4_request, SignedHeaders=(?P<signed>[a-z0-9;-]+), "
     r"Signature=(?P<signature>[0-9a-f]{64})$"
 )
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
-
-
-def _serve(app: Callable[..., Any]) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture

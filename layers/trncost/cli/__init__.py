@@ -4,6 +4,10 @@
                                                     offline: the engine directly
     trncost compare FILE [--seed N] [--samples N] [--top N] [--json] [--html FILE]
                                                     offline: ranking, ranges, tornado, decision
+    trncost compare --workload ID [FILE] [--candidate TYPE:COUNT@REGION …] [--seed N]
+        [--samples N] [--json]                      on the API: stored; its id and report URL
+    trncost workload create FILE [--json]           a workload, in the API
+    trncost trial add FILE [--workload ID] [--json] a trial or a list of trials, in the API
     trncost trial run --local [--url U] [--workload ID --instance-type T]
         [--phase fit|baseline|target] [--instance-count N] [--trial-id ID] [--wait S] -- CMD …
                                                     a training command under the trial agent
@@ -41,14 +45,20 @@ tasks (the local runtime).
 Every command that writes says where: the runtime and embedded AWS it talks to, the trial's
 URL, the file it wrote (`report` without --out: a temporary file).
 
-`workloads`, `report`, `prices`, `trial run` and `dlq` talk to the runtime at --url (default
+`workload create`, `trial add` and `compare --workload` write to the API and print where: the
+workload's and each trial's URL (a record already there with the same content is left
+unchanged), the stored comparison's id, URL and report URL.
+
+`workloads`, `report`, `prices`, `workload`, `trial add`, `compare --workload`, `trial run` and
+`dlq` talk to the runtime at --url (default
 $TRNCOST_URL, else the local runtime at http://127.0.0.1:8080); a local runtime is found by its
 own state file ($TRNCOST_STATE_DIR/local-<port>.json). Requests to a deployed stage
 (https://<id>.execute-api.<region>.amazonaws.com/<stage>) are SigV4-signed with the default AWS
 credentials; nothing else is ever signed or sent to AWS. Errors exit 2 with one line.
 
 One module per command group: offline (estimate, compare), trial, serve, remote (workloads,
-report, prices), dlq; output holds what they share, parser assembles them into `main`.
+report, prices), writes (workload create, trial add, compare --workload), dlq; output holds
+what they share, parser assembles them into `main`.
 """
 
 from trncost.cli.parser import main

@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
-from trncost.cli.output import SubParsers, money, number, provenance_source
+from trncost.cli.output import SubParsers, fail, money, number, provenance_source
+from trncost.cli.remote import _add_remote_options
 from trncost.errors import DomainError, MissingEvidence, RequestFileError
 from trncost.estimate import best_comparable, break_even_price, comparability, estimate
 from trncost.model import (
@@ -234,9 +235,20 @@ def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
 
 # -- compare ----------------------------------------------------------------------------------
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    """Offline: analyse every candidate of a request file (the engine, no server)."""
+    """Offline: analyse every candidate of a request file (the engine, no server); with
+    --workload, a stored comparison on the API (trncost.cli.writes)."""
     from trncost.estimate import analyse
 
+    if args.workload:
+        from trncost.cli.writes import cmd_compare_remote
+
+        if args.html:
+            return fail("--html is offline only: with --workload the report is at the URL printed")
+        return cmd_compare_remote(args, console)
+    if args.candidate:
+        return fail("--candidate needs --workload (offline, the candidates are FILE's)")
+    if not args.file:
+        return fail("compare needs FILE (offline) or --workload ID (on the API)")
     try:
         request = load_estimate_file(args.file)
         analysis = analyse(request.inputs(), seed=args.seed, samples=args.samples)
@@ -397,8 +409,26 @@ def add_commands(sub: SubParsers) -> None:
     comp = sub.add_parser(
         "compare",
         help="analyse every candidate in a request file: ranking, ranges, tornado, decision",
+        description="Offline: analyse every candidate of FILE with the engine, no server. "
+        "With --workload ID: compare on the API at --url instead, on that workload's trials "
+        "and the latest price snapshot, with FILE's candidates (and/or --candidate); the "
+        "comparison is stored and its id, URL and report URL printed.",
     )
-    comp.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")
+    comp.add_argument(
+        "file",
+        nargs="?",
+        help="estimate request JSON (see examples/llama-8b/estimate.json); with --workload, "
+        "also a comparison request",
+    )
+    comp.add_argument(
+        "--workload", metavar="ID", help="compare on the API, on this workload; stored"
+    )
+    comp.add_argument(
+        "--candidate",
+        action="append",
+        metavar="TYPE:COUNT@REGION",
+        help="with --workload: a candidate (repeatable), e.g. trn3.48xlarge:2@us-east-2",
+    )
     comp.add_argument(
         "--seed", type=int, default=0, help="Monte Carlo seed (same seed, same answer)"
     )
@@ -406,4 +436,5 @@ def add_commands(sub: SubParsers) -> None:
     comp.add_argument("--top", type=int, default=5, help="tornado rows to print per candidate")
     comp.add_argument("--json", action="store_true", help="print the analysis as JSON")
     comp.add_argument("--html", metavar="FILE", help="also write the analysis report here")
+    _add_remote_options(comp, json=False)
     comp.set_defaults(handler=cmd_compare)

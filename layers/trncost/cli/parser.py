@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from trncost.cli import dlq, offline, remote, serve, trial
+from trncost.cli import dlq, offline, remote, serve, trial, writes
 from trncost.cli.output import Command
 
 # The order of `trncost --help`.
-GROUPS = (offline, trial, serve, remote, dlq)
+GROUPS = (offline, trial, serve, remote, writes, dlq)
 
 
 def build_parser() -> argparse.ArgumentParser:

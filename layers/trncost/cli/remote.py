@@ -279,9 +279,10 @@ def cmd_prices_upload(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _add_remote_options(parser: argparse.ArgumentParser) -> None:
+def _add_remote_options(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
     add_url_option(parser)
-    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    if json:
+        parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument(
         "--sign",
         action=argparse.BooleanOptionalAction,

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from trncost.cli import trial_import
+from trncost.cli import trial_import, writes
 from trncost.cli.output import SubParsers, fail
 from trncost.cli.runtime import add_url_option, local_runtime
 from trncost.client import TrncostClient
@@ -186,3 +186,4 @@ def add_commands(sub: SubParsers) -> None:
     run.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD …")
     run.set_defaults(handler=cmd_trial_run)
     trial_import.add_commands(trial_sub)
+    writes.add_trial_commands(trial_sub)

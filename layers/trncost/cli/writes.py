@@ -1,0 +1,234 @@
+"""`trncost workload create FILE`, `trncost trial add FILE` and `trncost compare --workload ID`:
+writes to the API at --url (default $TRNCOST_URL, else the local runtime at
+http://127.0.0.1:8080), each printing where it wrote.
+
+    trncost workload create examples/llama-8b/workload.json
+    trncost trial add examples/llama-8b/trials.json          # one trial, or a list of them
+    trncost compare --workload llama31-8b-cpt examples/llama-8b/estimate.json
+
+`compare --workload` takes its candidates from FILE (a comparison request, or an estimate
+request file: its candidates and assumptions; its workload, trials and prices are the
+server's) and/or `--candidate TYPE:COUNT@REGION`, stores the comparison and prints its id, its
+URL and its report's URL, the page to send a budget owner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel
+from rich.console import Console
+
+from trncost.cli.output import SubParsers, print_json
+from trncost.cli.remote import _add_remote_options, _client, _remote
+from trncost.errors import ApiError, ClientError
+
+CANDIDATE = re.compile(r"^(?P<type>[a-z0-9.-]+):(?P<count>\d+)(@(?P<region>[a-z0-9-]+))?$")
+DEFAULT_REGION = "us-east-1"
+# Keys of an estimate request file that are the server's on a comparison against the API.
+SERVER_SIDE = ("workload", "trials", "prices")
+
+
+def _read_json(path: str) -> Any:
+    file = Path(path).expanduser()
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ClientError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise ClientError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+
+
+def _where(args: argparse.Namespace, path: str) -> str:
+    return args.url.rstrip("/") + path
+
+
+# -- workload create -------------------------------------------------------------------------
+def _workload_from(data: Any, path: str) -> dict[str, Any]:
+    """A workload JSON, or the `workload` of an estimate request file (inline or a file)."""
+    if isinstance(data, dict) and "workload" in data and "workload_id" not in data:
+        inner = data["workload"]
+        if isinstance(inner, str):
+            inner = _read_json(str(Path(path).expanduser().parent / inner))
+        data = inner
+    if not isinstance(data, dict):
+        raise ClientError(f"{path}: a workload is a JSON object (see examples/llama-8b/)")
+    return data
+
+
+def _same(model: type[BaseModel], ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """Whether two records are the same once validated (defaults filled in alike)."""
+    try:
+        return model.model_validate(ours) == model.model_validate(theirs)
+    except ValueError:
+        return False
+
+
+@_remote
+def cmd_workload_create(args: argparse.Namespace, console: Console) -> int:
+    from trncost.model import Workload
+
+    workload = _workload_from(_read_json(args.file), args.file)
+    client = _client(args)
+    wid = str(workload.get("workload_id"))
+    url = _where(args, f"/workloads/{quote(wid, safe='')}")
+    try:
+        made = client.create_workload(workload)
+        outcome = f"created at {url} (by {made.get('created_by') or 'unknown'})"
+    except ApiError as exc:
+        if exc.status != 409:
+            raise
+        made = client.get_object(f"/workloads/{quote(wid, safe='')}")
+        if not _same(Workload, workload, made["workload"]):
+            raise ClientError(
+                f"workload {wid} exists at {url} with other content: records are written "
+                "once; give the new one another workload_id"
+            ) from None
+        outcome = f"already exists at {url}, the same (unchanged)"
+    if args.json:
+        print_json({**made, "url": url})
+        return 0
+    console.print(f"workload {wid} {outcome}")
+    return 0
+
+
+# -- trial add -------------------------------------------------------------------------------
+@_remote
+def cmd_trial_add(args: argparse.Namespace, console: Console) -> int:
+    from trncost.model import TrialRun
+
+    data = _read_json(args.file)
+    trials = data if isinstance(data, list) else [data]
+    if not trials or not all(isinstance(t, dict) for t in trials):
+        raise ClientError(f"{args.file}: one trial (a JSON object) or a list of them")
+    client = _client(args)
+    done: list[dict[str, Any]] = []
+    for trial in trials:
+        wid = args.workload or trial.get("workload_id")
+        if not wid:
+            raise ClientError(f"trial {trial.get('trial_id')}: no workload_id; pass --workload")
+        if args.workload:
+            trial = {**trial, "workload_id": args.workload}
+        tid = str(trial.get("trial_id"))
+        url = _where(args, f"/trials/{quote(tid, safe='')}")
+        try:
+            client.import_trial(str(wid), trial)
+            outcome = "recorded"
+        except ApiError as exc:
+            recorded = ", ".join(d["trial_id"] for d in done) or "none"
+            if exc.status != 409:
+                raise ClientError(f"trial {tid}: {exc} (recorded before it: {recorded})") from None
+            stored = client.get_object(f"/trials/{quote(tid, safe='')}")["trial"]
+            if not _same(TrialRun, trial, stored):
+                raise ClientError(
+                    f"trial {tid} is recorded at {url} with other content: records are written "
+                    f"once; give the new one another trial_id (recorded before it: {recorded})"
+                ) from None
+            outcome = "already recorded, the same (unchanged)"
+        done.append({"trial_id": tid, "workload_id": wid, "outcome": outcome, "url": url})
+        if not args.json:
+            console.print(f"trial {tid} of workload {wid} {outcome} at {url}")
+    if args.json:
+        print_json(done)
+    else:
+        console.print(
+            "the workload's estimates refresh by themselves; a version is added only where a "
+            f"figure moves (GET {args.url.rstrip('/')}/workloads/<id>/estimates lists them)"
+        )
+    return 0
+
+
+# -- compare --workload ----------------------------------------------------------------------
+def _plan(entry: Any) -> dict[str, Any]:
+    if isinstance(entry, dict) and "candidate" in entry:
+        return {k: entry[k] for k in ("candidate", "assumptions", "limited_features") if k in entry}
+    return {"candidate": entry}
+
+
+def parse_candidate(text: str) -> dict[str, Any]:
+    """`trn2.48xlarge:4@us-east-2` → a candidate (region default us-east-1)."""
+    match = CANDIDATE.match(text.strip())
+    if not match:
+        raise ClientError(f"--candidate {text!r}: write TYPE:COUNT[@REGION], e.g. trn2.48xlarge:4")
+    return {
+        "instance_type": match["type"],
+        "instance_count": int(match["count"]),
+        "region": match["region"] or DEFAULT_REGION,
+    }
+
+
+def comparison_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The comparison request from FILE and the flags."""
+    body: dict[str, Any] = {}
+    if args.file:
+        data = _read_json(args.file)
+        if not isinstance(data, dict):
+            raise ClientError(f"{args.file}: a comparison or estimate request is a JSON object")
+        body = {k: v for k, v in data.items() if k not in SERVER_SIDE}
+        body["candidates"] = [_plan(c) for c in body.get("candidates") or []]
+    body.setdefault("candidates", [])
+    body["candidates"] += [{"candidate": parse_candidate(c)} for c in args.candidate or []]
+    if not body["candidates"]:
+        raise ClientError("no candidates: give FILE with candidates, or --candidate TYPE:COUNT")
+    for name in ("seed", "samples", "snapshot_id"):
+        value = getattr(args, name, None)
+        if value is not None:
+            body[name] = value
+    return body
+
+
+@_remote
+def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
+    from trncost.cli.offline import _print_comparison_notes, _print_decision, _ranking_table
+    from trncost.model import Analysis
+
+    made = _client(args).create_comparison(args.workload, comparison_request(args))
+    url, report = _where(args, made["url"]), _where(args, made["report_url"])
+    if args.json:
+        print_json({**made, "url": url, "report_url": report})
+        return 0
+    analysis = Analysis.model_validate(made["analysis"])
+    if analysis.decision is not None:
+        _print_decision(analysis.decision, console)
+    console.print(_ranking_table(analysis.comparison))
+    _print_comparison_notes(analysis.comparison, console)
+    console.print(
+        f"comparison {made['comparison_id']} of workload {made['workload_id']} stored at {url} "
+        f"(price snapshot {made['snapshot_id']})"
+    )
+    console.print(f"report: {report}")
+    return 0
+
+
+def add_commands(sub: SubParsers) -> None:
+    workload = sub.add_parser("workload", help="create a workload in the API")
+    workload_sub = workload.add_subparsers(dest="workload_command", required=True)
+    create = workload_sub.add_parser(
+        "create",
+        help="create a workload from a JSON file",
+        description="POST FILE (a workload, or an estimate request file's workload) to "
+        "/workloads and print where it was created. Example: trncost workload create "
+        "examples/llama-8b/workload.json",
+    )
+    create.add_argument("file", metavar="FILE")
+    _add_remote_options(create)
+    create.set_defaults(handler=cmd_workload_create)
+
+
+def add_trial_commands(trial_sub: SubParsers) -> None:
+    add = trial_sub.add_parser(
+        "add",
+        help="record trials from a JSON file (one trial or a list) in the API",
+        description="POST each trial of FILE (one trial record, or a list such as "
+        "examples/llama-8b/trials.json) to /workloads/<its workload_id>/trials and print where "
+        "each was recorded; one already recorded with the same content is left unchanged.",
+    )
+    add.add_argument("file", metavar="FILE")
+    add.add_argument("--workload", help="record them under this workload (default: each one's)")
+    _add_remote_options(add)
+    add.set_defaults(handler=cmd_trial_add)
