@@ -12,6 +12,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,17 +59,19 @@ class Server:
         return status, (json.loads(text) if "json" in ctype else text)
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory) -> Server:
+@contextmanager
+def running_server(directory: Path, *args: str) -> Iterator[Server]:
+    """`trncost serve` (plus `args`) on a free port, its state and log in `directory`, until
+    the block ends (Ctrl-C, and it must stop cleanly)."""
     port = free_port()
-    out = tmp_path_factory.mktemp("serve") / "serve.log"
+    out = directory / "serve.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(
         AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", TRNCOST_STATE_DIR=str(out.parent)
     )
     with out.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "trncost.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "trncost.cli", "serve", "--port", str(port), *args],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
@@ -93,3 +97,9 @@ def server(tmp_path_factory) -> Server:
         pytest.fail("trncost serve did not stop on Ctrl-C")
     assert process.returncode == 0, out.read_text()
     assert "stopped." in out.read_text()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory) -> Iterator[Server]:
+    with running_server(tmp_path_factory.mktemp("serve")) as started:
+        yield started
