@@ -16,7 +16,7 @@ from tests.support.http import serve_http
 from trncost.cli import main
 from trncost.client import TrncostClient
 from trncost.local.gateway import WsgiGateway
-from trncost.settings import CATALOG_ENV
+from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV
 
 WID = "llama31-8b-cpt"
 CATALOG = {
@@ -31,6 +31,7 @@ def url(table, monkeypatch) -> Iterator[str]:
     lambda_env(
         monkeypatch, table, POWERTOOLS_METRICS_DISABLED="true", **{CATALOG_ENV: json.dumps(CATALOG)}
     )
+    monkeypatch.setenv(ACCEPT_UPLOADS_ENV, "true")  # as the local runtime: uploads may publish
     monkeypatch.delenv("TRNCOST_URL", raising=False)
     module = load_handler("api")
     yield from serve_http(WsgiGateway(module.handler, FakeContext()))
@@ -94,7 +95,7 @@ def test_compare_on_the_api_is_stored_and_prints_its_report_url(url, capsys):
     api = TrncostClient(url)
     assert main(["workload", "create", str(EXAMPLE_DIR / "workload.json"), "--url", url]) == 0
     assert main(["trial", "add", str(EXAMPLE_DIR / "trials.json"), "--url", url]) == 0
-    api.take_snapshot(json.loads(BUNDLED_PRICES.read_text()), note="bundled")
+    api.take_snapshot(json.loads(BUNDLED_PRICES.read_text()), note="bundled", publish=True)
     capsys.readouterr()
     argv = ["compare", "--workload", WID, str(EXAMPLE), "--samples", "1000", "--url", url]
     assert main(argv) == 0

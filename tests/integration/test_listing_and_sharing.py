@@ -13,7 +13,7 @@ import pytest
 from tests.support.events import saved_price_list
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
-from trncost.settings import LIVE_PRICES_ENV
+from trncost.settings import ACCEPT_UPLOADS_ENV, LIVE_PRICES_ENV
 
 WL = "wl-share"
 TRN2 = {"instance_type": "trn2.48xlarge", "instance_count": 2, "region": "us-east-1"}
@@ -22,7 +22,7 @@ TRN3 = {**TRN2, "instance_type": "trn3.48xlarge"}
 
 @pytest.fixture
 def api(table, monkeypatch):
-    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false"})
+    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false", ACCEPT_UPLOADS_ENV: "true"})
     module = load_handler("api")
 
     def call(method, path, body=None, query=None):
@@ -41,7 +41,7 @@ def api(table, monkeypatch):
     for tid, it in trials:
         body = trial(tid, instance_type=it, count=2, phase="target", workload_id=WL)
         assert call("POST", f"/workloads/{WL}/trials", body.model_dump(mode="json"))[0] == 201
-    snap = {"saved_price_list": saved_price_list()}
+    snap = {"saved_price_list": saved_price_list(), "publish": True}
     assert call("POST", "/prices/snapshots", snap)[0] == 201
     return call
 

@@ -18,7 +18,12 @@ import pytest
 from tests.support.examples import EXAMPLE_DIR, ROOT
 from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
 from trncost.api import docs
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, STATE_MACHINE_ARN_ENV
+from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
+    CATALOG_ENV,
+    LIVE_PRICES_ENV,
+    STATE_MACHINE_ARN_ENV,
+)
 from trncost.workflow.definition import render, substitutions
 
 DOCUMENT = json.loads((ROOT / "openapi.json").read_text())
@@ -61,6 +66,7 @@ def api(table, monkeypatch):
         table,
         **{
             LIVE_PRICES_ENV: "false",
+            ACCEPT_UPLOADS_ENV: "true",  # as the local runtime: an upload may be the latest
             CATALOG_ENV: json.dumps(CATALOG),
             STATE_MACHINE_ARN_ENV: arn,
         },
@@ -116,7 +122,8 @@ def _seed(api) -> dict[str, str]:
         response = api("post", f"/workloads/{wid}/trials", trial)
         assert response["statusCode"] == 201, response["body"]
     saved = json.loads(BUNDLED_PRICES.read_text())
-    response = api("post", "/prices/snapshots", {"saved_price_list": saved, "note": "bundled"})
+    body = {"saved_price_list": saved, "note": "bundled", "publish": True}
+    response = api("post", "/prices/snapshots", body)
     assert response["statusCode"] == 201, response["body"]
     snapshot = json.loads(response["body"])["snapshot_id"]
     return {"snapshot_id": snapshot, "other_id": snapshot}

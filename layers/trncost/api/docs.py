@@ -375,9 +375,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "Take a price snapshot",
         "From an uploaded saved Price List file (`saved_price_list`: a GetProducts response, "
         "a list of its items or a bulk offer file; basis `saved_file`), or, with no file, live "
-        "from the AWS Price List API where the deployment allows it. The snapshot is immutable; "
-        "it becomes the latest, and estimates that follow the latest refresh.",
-        {409: "a live snapshot where live prices are off (`live_prices_off`: upload a file)",
+        "from the AWS Price List API where the deployment allows it (basis `official`). The "
+        "snapshot is immutable and usable by its `snapshot_id`. A live one becomes the latest "
+        "(estimates that follow the latest refresh); an upload only with `publish: true` on a "
+        "stage that accepts uploads (`prices.accept_uploads`), so a supplied file never "
+        "replaces official prices by itself.",
+        {409: "a live snapshot where live prices are off (`live_prices_off`: upload a file), "
+         "or an upload asking to `publish` on a stage that takes none as the latest "
+         "(`publish_refused`: nothing stored)",
          422: "a `saved_price_list` that is not a Price List file (the reason named)",
          503: "the Price List API still throttling or failing after retries"},
         example={"note": "the daily snapshot, taken now"},
