@@ -67,11 +67,15 @@ def test_a_workloads_estimates_are_listed_a_page_at_a_time(api):
         assert item["status"] == est["status"]
         assert item["total_usd"] == est["total_usd"]
         assert item["total_known_usd"] == est["total_known_usd"]
+        assert (item["cloud_usd"], item["labour_usd"]) == (est["cloud_usd"], est["labour_usd"])
+        assert item["price_basis"] == est["price_basis"]
         assert item["cost_per_target_usd"] == est["cost_per_target_usd"]
         assert item["time_to_target_h"] == est["time"]["total_h"]
         assert item["report_url"] == f"/estimates/{eid}/report"
         assert item["problem"] is None
     (trn3,) = [i for i in items.values() if i["candidate"]["instance_type"] == "trn3.48xlarge"]
+    trn2 = [i for i in items.values() if i["candidate"]["instance_type"] == "trn2.48xlarge"]
+    assert {i["price_basis"] for i in trn2} == {"saved_file"}  # an uploaded file's prices
     # trn3 has no price in the saved file: PENDING, never $0
     assert trn3["status"] == "incomplete" and trn3["total_usd"] is None
     assert trn3["pending_prices"] == ["AmazonEC2/us-east-1/trn3.48xlarge/on_demand"]

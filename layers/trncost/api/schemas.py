@@ -102,6 +102,9 @@ class EstimateSummary(Schema):
     snapshot_id: str | None = Field(description="the price snapshot the latest version used")
     total_usd: Decimal | None = Field(description="null while a price is PENDING")
     total_known_usd: Decimal | None = Field(description="the part of the total that is priced")
+    cloud_usd: Decimal | None = Field(description="what AWS bills; null while a line is PENDING")
+    labour_usd: Decimal | None = Field(description="user-assumed engineering time")
+    price_basis: PriceBasis | None = Field(description="the weakest basis of its priced lines")
     cost_per_target_usd: Decimal | None
     cost_per_million_tokens_usd: Decimal | None
     time_to_target_h: float | None = Field(description="expected time to target, failures in")
