@@ -36,16 +36,18 @@ $(CHECKOV_STAMP): requirements-checkov.txt
 	$(CHECKOV_VENV)/bin/pip install -q -r requirements-checkov.txt
 	touch $@
 
-# Debian's chromium for the e2e browser test (the report page rendered for real). Installed when
-# this runs as root with apt (CI, fresh machines); otherwise that one test says it is skipped.
+# Debian's chromium and chromium-driver for the e2e browser tests (the report pages rendered and
+# measured for real, driven by Selenium). Installed when this runs as root with apt (CI, fresh
+# machines); otherwise those tests say they are skipped.
 CHROMIUM_STAMP := $(VENV)/.chromium.stamp
 $(CHROMIUM_STAMP): | $(VENV_STAMP)
-	@if command -v chromium >/dev/null 2>&1; then :; \
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing Debian chromium for the e2e browser test"; \
+	  echo "installing Debian chromium and chromium-driver for the e2e browser tests"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
-	    >/dev/null) || echo "chromium could not be installed: the browser test will be skipped"; \
-	else echo "chromium not installed and not root: the browser test will be skipped"; fi
+	    chromium-driver >/dev/null) \
+	    || echo "chromium could not be installed: the browser tests will be skipped"; \
+	else echo "chromium or chromedriver missing and not root: the browser tests will be skipped"; fi
 	@touch $@
 
 $(NODE_STAMP): package.json package-lock.json

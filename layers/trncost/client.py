@@ -37,6 +37,8 @@ DEFAULT_TIMEOUT_S = 30.0
 SERVICE = "execute-api"
 AWS_SUFFIX = ".amazonaws.com"
 MAX_PAGES = 10_000  # a guard against a server that never stops paging
+# A report's formats (the routes' `format`) and the content type each comes back as.
+REPORT_TYPES = {"html": "text/html", "csv": "text/csv", "md": "text/markdown"}
 
 
 def api_error(status: int, body: bytes) -> ApiError:
@@ -319,15 +321,22 @@ class TrncostClient:
         return self.get_object(f"/estimates/{_seg(estimate_id)}", {"version": version})
 
     def report_html(self, estimate_id: str, version: int | None = None) -> str:
+        return self.report(estimate_id, version, "html")
+
+    def report(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> str:
+        """An estimate's report: the HTML page, or its line items and input table as `csv` or
+        `md`."""
+        expected = REPORT_TYPES[fmt]
         response = self.request(
             "GET",
             f"/estimates/{_seg(estimate_id)}/report",
-            query={"version": version},
-            accept="text/html",
+            query={"version": version, "format": None if fmt == "html" else fmt},
+            accept=expected,
         )
-        if "html" not in response.content_type:
+        if expected not in response.content_type:
             raise ClientError(
-                f"the report came back as {response.content_type or 'no content type'}, not HTML"
+                f"the report came back as {response.content_type or 'no content type'}, "
+                f"not {expected}"
             )
         return response.text
 

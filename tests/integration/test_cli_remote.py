@@ -142,6 +142,34 @@ def test_report_without_out_is_a_temporary_file_whose_path_is_printed(
     assert f"report of estimate {eid}" in out and str(temp) in out
 
 
+@pytest.mark.parametrize(("fmt", "content"), [("csv", "table,candidate,id,"), ("md", "# trncost")])
+def test_report_format_writes_the_export_and_says_where(url, capsys, tmp_path, monkeypatch, fmt,
+                                                        content):  # fmt: skip
+    import csv
+    import tempfile
+
+    eid = seed(url)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert main(["report", eid, "--url", url, "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    (written,) = tmp_path.glob(f"trncost-report-{eid}-*.{fmt}")
+    assert str(written) in out and ("CSV" if fmt == "csv" else "Markdown") in out
+    text = written.read_text(encoding="utf-8")
+    assert text.startswith(content)
+    if fmt == "csv":
+        rows = list(csv.DictReader(text.splitlines()))
+        assert {r["table"] for r in rows} == {"line_item", "input"}
+        assert all(not r["amount"].startswith("$0.0000") for r in rows)
+    assert main(["report", eid, "--url", url, "--format", fmt, "--out", "-"]) == 0
+    assert capsys.readouterr().out.splitlines() == text.splitlines()
+
+
+def test_report_format_other_than_html_csv_md_is_refused(url, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", "est-x", "--url", url, "--format", "pdf"])
+    assert exit_.value.code == 2 and "--format" in capsys.readouterr().err
+
+
 def test_report_open_writes_a_temp_file_and_opens_it(url, capsys, tmp_path, monkeypatch):
     import tempfile
     import webbrowser

@@ -91,7 +91,7 @@ def test_the_header_names_workload_candidate_estimate_engine_and_snapshot(exampl
         "4× p5.48xlarge",
         "est-p5.48xlarge",
         "version 3",
-        "2026-11-02T10:00:00Z",
+        "2026-11-02 10:00:00 UTC",  # to the second, with its zone
         est.engine_version,
         est.snapshot_id,
     ):

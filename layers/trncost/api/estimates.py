@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 from urllib.parse import quote
 
 from aws_lambda_powertools.event_handler import Response
@@ -23,6 +23,9 @@ from trncost.api.schemas import (
 )
 from trncost.services.comparisons import StoredComparison
 from trncost.services.estimates import EstimateListing, EstimateVersion
+
+if TYPE_CHECKING:
+    from trncost.report.render import Rendered
 
 routes = router()
 Version = Annotated[int | None, Query(ge=1, description="a version; omitted: latest")]
@@ -123,11 +126,27 @@ def list_versions(estimate_id: Id) -> Versions:
     )
 
 
+# A report route's `format`: the HTML page, or its line items and input table as CSV or Markdown.
+Format = Annotated[
+    Literal["html", "csv", "md"],
+    Query(description="html (the page), csv or md (its line items and input table)"),
+]
+
+
+def rendered(report: Rendered) -> Response[str]:
+    """A rendered report as the answer: its content type and file name."""
+    return Response(
+        status_code=200,
+        content_type=report.content_type,
+        body=report.body,
+        headers={"Content-Disposition": report.disposition},
+    )
+
+
 # The HTML routes carry no return annotation: Powertools would document it as a JSON schema.
 @routes.get("/estimates/<estimate_id>/report", tags=["estimates"])
-def report(estimate_id: Id, version: Version = None):
-    page = services().estimates.report(estimate_id, version)
-    return Response(status_code=200, content_type=HTML, body=page)
+def report(estimate_id: Id, version: Version = None, format: Format = "html"):  # noqa: A002
+    return rendered(services().estimates.render(estimate_id, version, format))
 
 
 @routes.post("/workloads/<workload_id>/comparisons", tags=["comparisons"])
@@ -148,12 +167,10 @@ def get_comparison(comparison_id: Id) -> ComparisonView:
 
 
 @routes.get("/comparisons/<comparison_id>/report", tags=["comparisons"])
-def comparison_report(comparison_id: Id):
-    page = services().comparisons.report_of(comparison_id)
-    return Response(status_code=200, content_type=HTML, body=page)
+def comparison_report(comparison_id: Id, format: Format = "html"):  # noqa: A002
+    return rendered(services().comparisons.render_of(comparison_id, format))
 
 
 @routes.post("/workloads/<workload_id>/comparisons/report", tags=["comparisons"])
-def compare_report(workload_id: Id, request: ComparisonRequest):
-    page = services().comparisons.report(workload_id, request)
-    return Response(status_code=200, content_type=HTML, body=page)
+def compare_report(workload_id: Id, request: ComparisonRequest, format: Format = "html"):  # noqa: A002
+    return rendered(services().comparisons.render(workload_id, request, format))

@@ -14,8 +14,8 @@
     trncost serve [--host H] [--port P] [--live-prices] [--no-example] [--no-demo]
                                                     the service on this machine
     trncost workloads [--json]                      the API's workloads
-    trncost report ESTIMATE_ID [--version N] [--open] [--out FILE]
-                                                    an estimate's HTML report
+    trncost report ESTIMATE_ID [--version N] [--format html|csv|md] [--open] [--out FILE]
+                                                    an estimate's HTML report (or CSV/Markdown)
     trncost prices latest [--json]                  the latest price snapshot
     trncost prices upload FILE [--note N] [--publish] [--json]
                                                     a saved Price List file (saved_file)

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
+from trncost import display
 from trncost.cli.output import SubParsers, fail, money, number, provenance_source
 from trncost.cli.remote import _add_remote_options
 from trncost.errors import DomainError, MissingEvidence, RequestFileError
@@ -70,7 +71,8 @@ def render(est: Estimate, console: Console, *, show_inputs: bool = True) -> None
             p = row.provenance
             source = provenance_source(p)
             basis = row.price_basis.value if row.price_basis else ""
-            table.add_row(row.id, number(row.value), row.unit or "", p.kind, basis, source)
+            value = display.input_value(row.value, row.unit) if row.value is not None else "—"
+            table.add_row(row.id, value, row.unit or "", p.kind, basis, source)
         console.print(table)
 
 
@@ -132,7 +134,7 @@ def _render_feasible(est: Estimate, console: Console) -> None:
             li.unit,
             "tiered"
             if li.rate_usd is None and li.amount_usd is not None
-            else ("PENDING" if li.rate_usd is None else f"{li.rate_usd}"),
+            else ("PENDING" if li.rate_usd is None else display.rate(li.rate_usd, li.rate_unit)),
             money(li.amount_usd),
             li.price_basis.value if li.price_basis else ("labour" if li.cost == "labour" else ""),
         )
@@ -196,8 +198,8 @@ def render_break_even(results: list[tuple[EstimateInput, Estimate]], console: Co
             continue
         console.print(
             f"{label}: cheaper per completed target than {alt.candidate.label} "
-            f"({money(alt.total_usd)}) while P[{term.price_key}] < {money(price)} "
-            f"per {term.unit}"
+            f"({money(alt.total_usd)}) while P[{term.price_key}] < "
+            f"{display.rate(price, term.unit)}"
         )
 
 

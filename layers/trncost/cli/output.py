@@ -11,6 +11,7 @@ from typing import TypeAlias
 
 from rich.console import Console
 
+from trncost import display
 from trncost.model import Provenance
 
 # A command: its parsed arguments and the console to print on → the exit status.
@@ -20,15 +21,13 @@ SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def money(x: Decimal | None) -> str:
-    return "PENDING" if x is None else f"${x:,.2f}"
+    """To the cent; PENDING for an unknown (trncost.display, as the reports show it)."""
+    return display.usd(x)
 
 
 def number(x: object) -> str:
-    if isinstance(x, float):
-        return f"{x:,.6g}" if abs(x) < 1e6 else f"{x:,.0f}"
-    if x is None:
-        return "—"
-    return str(x)
+    """A quantity or a value as the reports show it (trncost.display)."""
+    return display.number(x)
 
 
 def provenance_source(p: Provenance) -> str:

@@ -92,9 +92,9 @@ def cmd_workloads(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _report_name(estimate_id: str, version: int | None) -> str:
+def _report_name(estimate_id: str, version: int | None, fmt: str = "html") -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", estimate_id)
-    return f"trncost-report-{safe}" + (f"-v{version}" if version else "") + ".html"
+    return f"trncost-report-{safe}" + (f"-v{version}" if version else "") + f".{fmt}"
 
 
 @_remote
@@ -102,18 +102,18 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     import tempfile
     from pathlib import Path
 
-    html = _client(args).report_html(args.estimate_id, args.version)
+    fmt = args.format
+    html = _client(args).report(args.estimate_id, args.version, fmt)
     if args.out == "-":
         sys.stdout.write(html)
         return 0
     if args.out:
         path = Path(args.out).expanduser()
-        path.write_text(html, encoding="utf-8")
+        path.write_text(html, encoding="utf-8", newline="")
     else:  # a temporary file: never into the current directory unasked
-        fd, name = tempfile.mkstemp(
-            prefix=_report_name(args.estimate_id, args.version)[:-5] + "-", suffix=".html"
-        )
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        stem = _report_name(args.estimate_id, args.version, fmt).rsplit(".", 1)[0]
+        fd, name = tempfile.mkstemp(prefix=stem + "-", suffix=f".{fmt}")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(html)
         path = Path(name)
     path = path.resolve()
@@ -123,6 +123,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
             {
                 "estimate_id": args.estimate_id,
                 "version": args.version,
+                "format": fmt,
                 "path": str(path),
                 "bytes": len(html.encode("utf-8")),
                 "opened": opened,
@@ -130,7 +131,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         )
         return 0
     which = f"version {args.version}" if args.version else "latest version"
-    console.print(f"report of estimate {args.estimate_id} ({which}) written to {path}")
+    what = {"html": "report", "csv": "CSV export", "md": "Markdown export"}[fmt]
+    console.print(f"{what} of estimate {args.estimate_id} ({which}) written to {path}")
     if args.open:
         console.print(
             "opened in your browser"
@@ -304,12 +306,19 @@ def add_commands(sub: SubParsers) -> None:
     workloads.set_defaults(handler=cmd_workloads)
     report = sub.add_parser(
         "report",
-        help="download an estimate's HTML report",
-        description="Download an estimate's self-contained HTML report. Without --out it is "
-        "written to a temporary file (trncost-report-<id>-*.html) whose path is printed; "
-        "--open also opens it in your browser; --out - writes it to stdout.",
+        help="download an estimate's HTML report (or its line items and inputs as CSV/Markdown)",
+        description="Download an estimate's self-contained HTML report, or with --format csv|md "
+        "its line items and input table as CSV or Markdown. Without --out it is written to a "
+        "temporary file (trncost-report-<id>-*.<format>) whose path is printed; --open also "
+        "opens it in your browser; --out - writes it to stdout.",
     )
     report.add_argument("estimate_id", metavar="ESTIMATE_ID")
+    report.add_argument(
+        "--format",
+        choices=("html", "csv", "md"),
+        default="html",
+        help="html (the page, default), csv or md (its line items and input table)",
+    )
     report.add_argument("--version", type=int, metavar="N", help="a version (default: latest)")
     report.add_argument("--open", action="store_true", help="open it in your web browser")
     report.add_argument("--out", metavar="FILE", help="write it here ('-': stdout)")

@@ -1,6 +1,7 @@
 """An analysis (several candidates on one workload) as one self-contained HTML page.
 
-Decision first, then the like-for-like comparison, then per candidate: the Monte Carlo range,
+Decision first, then the like-for-like comparison (a side-by-side chart of cost per target
+and time, then the rankings), then per candidate: the Monte Carlo range,
 the tornado, the scaling curve, the MFU check, the credits runway and the input table. Charts
 are inline SVG, the CSS is the estimate report's (plus a few rules), there are no scripts and
 nothing is fetched. Every text that comes from data is escaped. Money is rounded to cents
@@ -19,6 +20,7 @@ from trncost.report.candidate import candidate
 from trncost.report.comparison import comparison
 from trncost.report.decision import decision, header
 from trncost.report.shell import ACTION_TEXT, html_page
+from trncost.report.sidebyside import side_by_side
 from trncost.report.style import PENDING_STRIPE
 
 # The hatch patterns the charts fill with (ends that cannot finish, PENDING prices).
@@ -63,7 +65,7 @@ def render_analysis_report(
             header(analysis, workload, workload_id),
             "<main>",
             decision(analysis, page),
-            comparison(analysis.comparison, page),
+            comparison(analysis.comparison, page, side_by_side(analysis)),
             *(candidate(c, page) for c in analysis.candidates),
             "</main>",
             _footer(analysis),

@@ -4,7 +4,7 @@ and why, the break-even prices of PENDING candidates, and those that could not b
 
 from __future__ import annotations
 
-from trncost.model.analysis import Comparison, RankedCandidate
+from trncost.model.analysis import BreakEven, Comparison, RankedCandidate
 from trncost.report.anchors import PageAnchors
 from trncost.report.format import esc, hours, unit_price, usd
 from trncost.report.provenance import basis_badge
@@ -101,6 +101,15 @@ def _not_comparable(comp: Comparison, page: PageAnchors) -> str:
     )
 
 
+def _break_even_cell(b: BreakEven) -> str:
+    """The price per unit; never a negative price: below zero no price makes it cheaper."""
+    if b.price_usd is not None and b.price_usd < 0:
+        return '<span class="bad-text" data-break-even="never">no price makes it cheaper</span>'
+    return f"{esc(unit_price(b.price_usd))}" + (
+        f'<span class="small muted"> / {esc(b.unit)}</span>' if b.price_usd is not None else ""
+    )
+
+
 def _break_evens(comp: Comparison, page: PageAnchors) -> str:
     if not comp.break_evens:
         return ""
@@ -109,8 +118,7 @@ def _break_evens(comp: Comparison, page: PageAnchors) -> str:
         f"<td>{page.candidate_link(b.candidate_id)}</td>"
         f"<td><code>P[{esc(b.price_key)}]</code></td>"
         f"<td>{page.candidate_link(b.against)}</td>"
-        f'<td class="num">{esc(unit_price(b.price_usd))}'
-        f'<span class="small muted"> / {esc(b.unit)}</span></td>'
+        f'<td class="num">{_break_even_cell(b)}</td>'
         f'<td class="small">{esc(b.note)}</td></tr>'
         for b in comp.break_evens
     )
@@ -133,10 +141,12 @@ def _excluded(comp: Comparison, page: PageAnchors) -> str:
     return f'<h3>Could not be estimated ({len(comp.excluded)})</h3><ul id="excluded">{items}</ul>'
 
 
-def comparison(comp: Comparison, page: PageAnchors) -> str:
+def comparison(comp: Comparison, page: PageAnchors, chart: str = "") -> str:
+    """The section; `chart` (the side-by-side chart) goes first."""
     return "".join(
         (
             '<section id="comparison"><h2>Comparison on the same work</h2>',
+            chart,
             "<h3>Ranked by cost per completed target</h3>",
             _ranking(comp, page),
             _by_time(comp, page),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from trncost.model import Estimate
-from trncost.report.format import esc, hours, num, usd
+from trncost.report.format import esc, hours, num, timestamp, usd
 from trncost.report.shell import STATUS_TEXT, meta_list, warning_items
 
 
@@ -52,7 +52,7 @@ def header(
     meta = [
         ("Workload", workload_dd),
         ("Estimate", ident),
-        ("Created", esc(created_at) if created_at else '<span class="muted">—</span>'),
+        ("Created", esc(timestamp(created_at)) if created_at else '<span class="muted">—</span>'),
         ("Engine version", f"<code>{esc(est.engine_version)}</code>"),
         ("Price snapshot", f"<code>{esc(est.snapshot_id)}</code>"),
         ("Platform / purchase", f"{esc(c.platform)} · {esc(c.purchase_option)} · {esc(c.region)}"),

@@ -6,12 +6,14 @@ is escaped. Money is rounded to cents here, for display only; a PENDING price is
 PENDING (never as $0) and an incomplete total as the engine's formula in the unknown price.
 
 This module assembles the page; its sections are `headline` (header, headline figures,
-warnings), `breakdown` (the cost and time charts), `line_items` and `inputs`.
+warnings), `break_even` (the price at which a PENDING candidate matches the best comparable
+alternative), `breakdown` (the cost and time charts), `line_items` and `inputs`.
 """
 
 from __future__ import annotations
 
 from trncost.model import Estimate
+from trncost.report.break_even import Alternative, break_even_section
 from trncost.report.breakdown import breakdown, time_split
 from trncost.report.format import esc
 from trncost.report.headline import header, headline, warnings
@@ -38,8 +40,10 @@ def render_report(
     version: int | None = None,
     created_at: str | None = None,
     workload_name: str | None = None,
+    alternative: Alternative | None = None,
 ) -> str:
-    """The estimate as one self-contained HTML5 page (inline CSS and SVG, no scripts)."""
+    """The estimate as one self-contained HTML5 page (inline CSS and SVG, no scripts).
+    `alternative`: its break-even against the best comparable estimate of the workload."""
     est = estimate
     known = {row.id for row in est.inputs}
     workload = workload_name or est.workload_id
@@ -55,10 +59,13 @@ def render_report(
             ),
             "<main>",
             headline(est),
+            break_even_section(est, alternative),
             warnings(est),
             breakdown(est),
             time_split(est),
             line_items(est, known),
+            # the evidence behind the inputs (#13: the admission table, pooled and excluded
+            # trials) belongs here, between the line items and the input table
             inputs_section(est, known),
             "</main>",
             _footer(est),

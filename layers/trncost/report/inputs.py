@@ -2,6 +2,12 @@
 
 The estimate page shows it as a section (with a count per provenance kind); the analysis page
 folds one per candidate into a `<details>`, its anchors prefixed by the candidate.
+
+The table fits its page from 1024 px up without scrolling sideways: a fixed layout (the
+`<colgroup>` shares the width), the row's label with its id beneath it, values and sources
+that wrap; under 760 px each row becomes a card (style.py). Every cell names its column
+(`data-col`), which the narrow layout prints as the cell's label and the browser tests
+measure.
 """
 
 from __future__ import annotations
@@ -9,8 +15,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from trncost.display import tier_list
 from trncost.model import Estimate, InputRow, ProvenanceKind
-from trncost.report.format import esc, num
+from trncost.report.format import esc, input_value
 from trncost.report.provenance import (
     KIND_HELP,
     basis_badge,
@@ -20,33 +27,77 @@ from trncost.report.provenance import (
 )
 from trncost.report.shell import PENDING_ROW
 
+# (column, header, share of the width)
+COLUMNS = (
+    ("input", "input", 21),
+    ("value", "value", 13),
+    ("unit", "unit", 8),
+    ("provenance", "provenance", 12),
+    ("basis", "price basis", 9),
+    ("source", "source", 37),
+)
+NUMERIC_COLUMNS = {"value", "quantity", "rate", "amount"}
+NUMERIC = ' class="num"'
+
 
 def value_cell(row: InputRow) -> str:
     if row.value is None:
         if row.provenance.kind == "pending":
             return '<span class="pending-text">PENDING</span>'
         return '<span class="muted">—</span>'
-    return esc(num(row.value))
+    tiers = tier_list(row.value) if isinstance(row.value, str) else None
+    if tiers:  # a tiered price: its first and last rate, every tier folded beneath
+        first, last = tiers[0].rsplit(": ", 1)[-1], tiers[-1].rsplit(": ", 1)[-1]
+        items = "".join(f"<li>{esc(t)}</li>" for t in tiers)
+        return (
+            f'<details class="tiers"><summary>{esc(first)} → {esc(last)} '
+            f'<span class="small muted">({len(tiers)} tiers)</span></summary>'
+            f'<ul class="tier-list small">{items}</ul></details>'
+        )
+    return esc(input_value(row.value, row.unit))
 
 
-def input_table(rows: Sequence[InputRow], anchor: Callable[[str], str], known: set[str]) -> str:
+def _row(row: InputRow, anchor: Callable[[str], str], known: set[str]) -> str:
+    kind = row.provenance.kind
+    return (
+        f'<tr id="{esc(anchor(row.id))}" data-kind="{esc(kind)}"'
+        f"{PENDING_ROW if kind == 'pending' else ''}>"
+        f'<td class="input" data-col="input"><span class="label">{esc(row.label)}</span>'
+        f'<code class="row-id">{esc(row.id)}</code></td>'
+        f'<td class="num value" data-col="value">{value_cell(row)}</td>'
+        f'<td class="unit" data-col="unit">{esc(row.unit or "")}</td>'
+        f'<td data-col="provenance">{kind_badge(kind)}</td>'
+        f'<td data-col="basis">{basis_badge(row.price_basis)}</td>'
+        f'<td class="source small" data-col="source">{provenance_html(row.provenance, known)}</td>'
+        "</tr>"
+    )
+
+
+def table_head(columns: Sequence[tuple[str, str, int]]) -> str:
+    """The `<colgroup>` and `<thead>` of a fixed-layout table of `columns`."""
+    cols = "".join(f'<col class="col-{name}" style="width:{share}%">' for name, _, share in columns)
+    heads = "".join(
+        f'<th scope="col" data-col="{name}"{NUMERIC if name in NUMERIC_COLUMNS else ""}>'
+        f"{esc(title)}</th>"
+        for name, title, _ in columns
+    )
+    return f"<colgroup>{cols}</colgroup><thead><tr>{heads}</tr></thead>"
+
+
+def input_table(
+    rows: Sequence[InputRow],
+    anchor: Callable[[str], str],
+    known: set[str],
+    *,
+    candidate: str | None = None,
+) -> str:
     """The table of `rows`, each row's id attribute from `anchor`; provenance links to the
     `known` row ids."""
-    body = "".join(
-        f'<tr id="{esc(anchor(row.id))}" data-kind="{esc(row.provenance.kind)}"'
-        f"{PENDING_ROW if row.provenance.kind == 'pending' else ''}>"
-        f'<td class="id"><code>{esc(row.id)}</code></td><td>{esc(row.label)}</td>'
-        f'<td class="num">{value_cell(row)}</td><td>{esc(row.unit or "")}</td>'
-        f"<td>{kind_badge(row.provenance.kind)}</td>"
-        f"<td>{basis_badge(row.price_basis)}</td>"
-        f'<td class="source small">{provenance_html(row.provenance, known)}</td></tr>'
-        for row in rows
-    )
+    body = "".join(_row(row, anchor, known) for row in rows)
+    cand = f' data-candidate="{esc(candidate)}"' if candidate else ""
     return (
-        '<div class="table-wrap"><table><thead><tr><th>id</th><th>label</th>'
-        "<th class='num'>value</th><th>unit</th><th>provenance</th><th>price basis</th>"
-        "<th>source</th></tr>"
-        f"</thead><tbody>{body}</tbody></table></div>"
+        f'<div class="table-wrap"><table class="fit inputs-table" data-table="inputs"{cand}>'
+        f"{table_head(COLUMNS)}<tbody>{body}</tbody></table></div>"
     )
 
 
@@ -73,5 +124,5 @@ def inputs_details(est: Estimate, prefix: str, anchor: Callable[[str], str]) -> 
     return (
         f'<details class="inputs" id="{prefix}-inputs"><summary>Input table '
         f"({len(est.inputs)} rows, with provenance)</summary>"
-        f"{input_table(est.inputs, anchor, set())}</details>"
+        f"{input_table(est.inputs, anchor, set(), candidate=prefix)}</details>"
     )

@@ -1,12 +1,29 @@
 """The estimate page's line items: every priced line with its quantity, rate, amount and
-provenance (a PENDING amount shown as PENDING with the price it waits on), and the total."""
+provenance (a PENDING amount shown as PENDING with the price it waits on), and the total.
+
+Like the input table, a fixed layout that fits from 1024 px up (the item with its component
+above it, the price key under a PENDING amount wrapping where it must), cards under 760 px;
+every cell names its column (`data-col`)."""
 
 from __future__ import annotations
 
 from trncost.model import Estimate, LineItem
-from trncost.report.format import esc, num, rate_text, usd
+from trncost.report.format import esc, num, rate, usd
+from trncost.report.inputs import table_head
 from trncost.report.provenance import basis_badge, kind_badge, provenance_html
 from trncost.report.shell import COMPONENT_LABELS, PENDING_ROW
+
+# (column, header, share of the width)
+COLUMNS = (
+    ("item", "component / item", 18),
+    ("quantity", "quantity", 8),
+    ("unit", "unit", 8),
+    ("rate", "rate", 12),
+    ("amount", "amount", 11),
+    ("basis", "price basis", 9),
+    ("provenance", "provenance", 10),
+    ("source", "source", 24),
+)
 
 
 def _rate_cell(li: LineItem) -> str:
@@ -14,15 +31,14 @@ def _rate_cell(li: LineItem) -> str:
         return '<span class="pending-text">PENDING</span>'
     if li.rate_usd is None:
         return '<span class="muted">tiered</span>'
-    unit = f" / {esc(li.rate_unit)}" if li.rate_unit else ""
-    return f"{esc(rate_text(li.rate_usd))}{unit}"
+    return esc(rate(li.rate_usd, li.rate_unit))
 
 
 def _amount_cell(li: LineItem) -> str:
     if li.amount_usd is not None:
         return esc(usd(li.amount_usd))
     return '<span class="pending-text">PENDING</span>' + (
-        f'<div class="small mono">× P[{esc(li.price_key)}]</div>' if li.price_key else ""
+        f'<div class="small mono price-key">× P[{esc(li.price_key)}]</div>' if li.price_key else ""
     )
 
 
@@ -30,12 +46,17 @@ def _row(li: LineItem, known: set[str]) -> str:
     pending = li.amount_usd is None
     return (
         f'<tr{PENDING_ROW if pending else ""} data-component="{li.component.value}">'
-        f"<td>{esc(COMPONENT_LABELS[li.component])}</td><td>{esc(li.name)}</td>"
-        f'<td class="num">{esc(num(li.quantity))}</td><td>{esc(li.unit)}</td>'
-        f'<td class="num">{_rate_cell(li)}</td><td class="num">{_amount_cell(li)}</td>'
-        f"<td>{basis_badge(li.price_basis)}</td>"
-        f"<td>{kind_badge(li.provenance.kind)}</td>"
-        f'<td class="source small">{provenance_html(li.provenance, known)}</td></tr>'
+        f'<td class="input" data-col="item"><span class="component small muted">'
+        f'{esc(COMPONENT_LABELS[li.component])}</span><span class="label">{esc(li.name)}</span>'
+        "</td>"
+        f'<td class="num" data-col="quantity">{esc(num(li.quantity))}</td>'
+        f'<td class="unit" data-col="unit">{esc(li.unit)}</td>'
+        f'<td class="num" data-col="rate">{_rate_cell(li)}</td>'
+        f'<td class="num" data-col="amount">{_amount_cell(li)}</td>'
+        f'<td data-col="basis">{basis_badge(li.price_basis)}</td>'
+        f'<td data-col="provenance">{kind_badge(li.provenance.kind)}</td>'
+        f'<td class="source small" data-col="source">{provenance_html(li.provenance, known)}</td>'
+        "</tr>"
     )
 
 
@@ -52,16 +73,15 @@ def line_items(est: Estimate, known: set[str]) -> str:
         else f'<span class="pending-text">{esc(est.total_formula)}</span>'
     )
     cloud, labour = esc(usd(est.cloud_usd)), esc(usd(est.labour_usd))
+    span = len(COLUMNS) - 3
     return (
-        '<section id="line-items"><h2>Line items</h2><div class="table-wrap"><table>'
-        "<thead><tr><th>component</th><th>item</th><th class='num'>quantity</th><th>unit</th>"
-        "<th class='num'>rate</th><th class='num'>amount</th><th>price basis</th>"
-        "<th>provenance</th><th>basis</th></tr></thead>"
+        '<section id="line-items"><h2>Line items</h2><div class="table-wrap">'
+        f'<table class="fit lines-table" data-table="line-items">{table_head(COLUMNS)}'
         f"<tbody>{rows}</tbody>"
-        f'<tfoot><tr id="line-cloud"><td colspan="5">AWS bill (cloud)</td>'
-        f'<td class="num" colspan="4">{cloud}</td></tr>'
-        f'<tr id="line-labour"><td colspan="5">assumed labour</td>'
-        f'<td class="num" colspan="4">{labour}</td></tr>'
-        f'<tr><td colspan="5">total</td><td class="num" colspan="4">{total}</td></tr>'
+        f'<tfoot><tr id="line-cloud"><td colspan="3">AWS bill (cloud)</td>'
+        f'<td class="total" colspan="{span}">{cloud}</td></tr>'
+        f'<tr id="line-labour"><td colspan="3">assumed labour</td>'
+        f'<td class="total" colspan="{span}">{labour}</td></tr>'
+        f'<tr><td colspan="3">total</td><td class="total" colspan="{span}">{total}</td></tr>'
         "</tfoot></table></div></section>"
     )

@@ -13,7 +13,7 @@ from trncost.model import (
     TrialMeasurement,
 )
 from trncost.model.basis import PriceBasis
-from trncost.report.format import esc
+from trncost.report.format import esc, timestamp
 
 KIND_HELP: dict[ProvenanceKind, str] = {
     ProvenanceKind.official_price: "AWS Price List snapshot (SKU, rate code, effective date)",
@@ -25,13 +25,19 @@ KIND_HELP: dict[ProvenanceKind, str] = {
 }
 
 
+# A derived figure's inputs are listed inline up to this many, folded beyond.
+FOLD_INPUTS = 3
+
+
 def row_anchor(row_id: str) -> str:
     """The anchor of an input row on the estimate page (whitespace becomes `_`)."""
     return "input-" + "_".join(row_id.split())
 
 
 def kind_badge(kind: str) -> str:
-    return f'<span class="kind kind-{esc(kind)}">{esc(kind)}</span>'
+    # a line may break after an underscore (`published_reference` in a narrow column)
+    text = esc(kind).replace("_", "_<wbr>")
+    return f'<span class="kind kind-{esc(kind)}">{text}</span>'
 
 
 BASIS_HELP: dict[PriceBasis, str] = {
@@ -69,14 +75,14 @@ def _origin(p: OfficialPrice) -> str:
         return ""
     if o.basis == "official":
         filters = ", ".join(f"{f.field}={f.value}" for f in o.filters)
-        return f" · asked {esc(o.endpoint)} ({esc(o.operation)}) at {esc(o.requested_at)}" + (
+        return f" · asked {esc(o.endpoint)} ({esc(o.operation)}) at {esc(timestamp(o.requested_at))}" + (
             f" with {esc(filters)}" if filters else ""
         )
     if o.basis == "saved_file":
         note = f" — {esc(o.note)}" if o.note else ""
         return (
             f" · file sha256 <code>{esc(o.sha256[:16])}…</code> supplied by "
-            f"<code>{esc(o.supplied_by)}</code> at {esc(o.supplied_at)}{note}"
+            f"<code>{esc(o.supplied_by)}</code> at {esc(timestamp(o.supplied_at))}{note}"
         )
     return f" · bundled file <code>{esc(o.file)}</code>"
 
@@ -88,7 +94,7 @@ def _official(p: OfficialPrice) -> str:
         f"<code>{esc(p.rate_code)}</code>"
     )
     if p.effective_date:
-        out += f" · effective {esc(p.effective_date)}"
+        out += f" · effective {esc(timestamp(p.effective_date))}"
     return out + _origin(p)
 
 
@@ -103,8 +109,15 @@ def _measured(p: TrialMeasurement) -> str:
 
 
 def _published(p: PublishedReference) -> str:
+    # The sources folded: a row stays a line or two tall until someone asks for them.
     items = "".join(f"<li>{esc(src)}</li>" for src in p.sources)
-    out = f"{esc(p.figure)}<ul class=\"sources small\">{items}</ul>"
+    n = len(p.sources)
+    out = esc(p.figure)
+    if n:
+        out += (
+            f'<details class="sources"><summary>{n} source{"s" if n != 1 else ""}</summary>'
+            f'<ul class="sources small">{items}</ul></details>'
+        )
     if p.data_file:
         out += f'<span class="small">data: <code>{esc(p.data_file)}</code></span>'
     return out
@@ -120,10 +133,16 @@ def provenance_html(p: Provenance, known: set[str]) -> str:
         case "published_reference":
             return _published(p)
         case "user_assumption":
-            return f"<strong>{esc(p.name)}</strong>" + (f" — {esc(p.note)}" if p.note else "")
+            note = f" — {esc(p.note)}" if p.note else ""
+            return f"<strong>{esc(p.name)}</strong>{note}"
         case "derived":
             out = f"<code>{esc(p.formula)}</code>"
-            if p.inputs:
+            if len(p.inputs) > FOLD_INPUTS:  # folded: the row stays short until asked
+                out += (
+                    f'<details class="inputs-of small"><summary>from {len(p.inputs)} inputs'
+                    f"</summary>{row_links(p.inputs, known)}</details>"
+                )
+            elif p.inputs:
                 out += f'<span class="inputs-of small">from {row_links(p.inputs, known)}</span>'
             return out
         case _:

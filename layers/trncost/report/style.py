@@ -115,6 +115,42 @@ td.source { max-width: 460px; overflow-wrap: anywhere; }
 .inputs-of a { text-decoration: none; border-bottom: 1px dotted var(--muted); }
 tr:target td { background: #e0f2fe; }
 
+/* The line items and input tables: a fixed layout that shares the page's width (the
+   <colgroup> says how), so from 1024 px up every column is on screen and nothing scrolls
+   sideways; long ids, keys and sources wrap. Under 760 px each row is a card, every cell
+   labelled with its column. */
+table.fit { table-layout: fixed; }
+table.fit td, table.fit th { overflow-wrap: anywhere; word-break: normal; }
+table.fit td.num { white-space: normal; }
+table.fit th { white-space: normal; }
+table.fit td.input .label { display: block; }
+table.fit td.input .component { display: block; text-transform: uppercase;
+  letter-spacing: .03em; font-size: .72rem; }
+table.fit .row-id { display: block; color: var(--muted); font-size: .78em; margin-top: 1px; }
+table.fit .price-key { text-align: left; font-size: .78em; }
+table.fit .kind, table.fit .basis { white-space: normal; max-width: 100%; }
+table.fit td.source { max-width: none; }
+table.fit td.total { text-align: left; }
+table.fit details.sources, table.fit details.tiers { margin: 2px 0 0; }
+table.fit details.tiers summary { font-size: inherit; color: inherit; }
+table.fit details.inputs-of { margin: 2px 0 0; }
+table.fit details.inputs-of summary { font-size: .8rem; }
+table.fit ul.tier-list { margin: 2px 0; padding: 0; list-style: none; text-align: right; }
+table.fit details.sources summary { font-size: .8rem; }
+table.fit ul.sources { margin: 2px 0; padding-left: 16px; }
+@media (max-width: 759px) {
+  table.fit, table.fit tbody, table.fit tr, table.fit td { display: block; width: 100%; }
+  table.fit colgroup, table.fit thead { display: none; }
+  table.fit tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 8px;
+    padding: 4px 8px; }
+  table.fit td { border: none; padding: 2px 0; text-align: left; }
+  table.fit td.num { text-align: left; }
+  table.fit td[data-col]::before { content: attr(data-col) ": "; color: var(--muted);
+    font-size: .72rem; text-transform: uppercase; letter-spacing: .03em; }
+  table.fit td.input[data-col]::before { content: none; }
+  table.fit tfoot td { display: inline-block; width: auto; }
+}
+
 .kind { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: .75rem;
   font-weight: 600; white-space: nowrap; border: 1px solid; }
 .kind-official_price { color: #1e40af; background: #dbeafe; border-color: #93c5fd; }
@@ -164,10 +200,13 @@ footer { max-width: 1180px; margin: 0 auto; padding: 8px 20px 28px; color: var(-
 .status-error { color: var(--bad); background: var(--bad-bg); border-color: var(--bad); }
 h2 .status, h2 .action { margin-left: 6px; }
 .bad-text { color: var(--bad); font-weight: 700; }
+.next-trial td.num { white-space: normal; }
+.next-trial td.num .small { display: block; overflow-wrap: anywhere; min-width: 120px; }
 td.num .pending-formula { white-space: normal; text-align: left; min-width: 200px; }
-#ranking td:last-child { min-width: 160px; }
-#ranking td:nth-child(4) { min-width: 170px; }
-#ranking th { white-space: nowrap; }
+#ranking td:last-child { min-width: 140px; }
+#ranking td:nth-child(4) { min-width: 150px; }
+#ranking td.num .pending-formula { min-width: 160px; overflow-wrap: anywhere; }
+#ranking td.num, #ranking th { white-space: normal; }
 table .status { font-size: .72rem; padding: 1px 8px; border-width: 1px; }
 .by-time { margin: 4px 0; padding-left: 0; list-style: none; }
 .candidate-analysis .block { border-top: 1px solid var(--line); padding-top: 8px;
@@ -189,6 +228,10 @@ details { margin: 8px 0; }
 details > summary { cursor: pointer; color: var(--muted); font-size: .9rem; }
 svg.defs { position: absolute; width: 0; height: 0; overflow: hidden; }
 .chart .end-label { font-size: 12px; }
+.chart.side-by-side { max-width: 1100px; }
+.chart .panel-title { font-weight: 700; font-size: 13px; }
+.chart .row-label { font-size: 12px; }
+.chart .none-label { fill: var(--bad); font-weight: 700; }
 .chart.tornado { max-width: 1100px; }
 .chart a text { fill: #1e3a8a; text-decoration: underline; }
 .params { margin: 6px 0; }

@@ -17,9 +17,9 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from trncost.errors import NotFound
+from trncost.errors import InvalidInput, NotFound
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.analysis import Analysis, Credits
 from trncost.services.estimates import EstimateService
@@ -27,6 +27,9 @@ from trncost.services.trials import TrialService
 from trncost.store.comparisons import ComparisonStore, StoredComparison
 
 __all__ = ["ComparisonService", "StoredComparison"]
+
+if TYPE_CHECKING:  # the report is imported on first use, not at cold start
+    from trncost.report.render import Rendered
 
 
 class CandidateAsk(Protocol):
@@ -180,11 +183,20 @@ class ComparisonService:
 
     def report(self, workload_id: str, ask: ComparisonAsk) -> str:
         """The same analysis as a self-contained HTML page."""
-        from trncost.report import render_analysis_report
+        return self.render(workload_id, ask).body
 
+    def render(self, workload_id: str, ask: ComparisonAsk, fmt: str = "html") -> Rendered:
+        """The analysis as `fmt`: the HTML page, or every candidate's line items and input
+        table as CSV or Markdown."""
+        from trncost.report.render import check_format, render_analysis
+
+        try:
+            check_format(fmt)
+        except ValueError as exc:
+            raise InvalidInput(str(exc), fields=["format"]) from None
         workload, analysis = self.analyse(workload_id, ask)
-        return render_analysis_report(
-            analysis, workload_name=workload.name, workload_id=workload.workload_id
+        return render_analysis(
+            analysis, fmt, workload_name=workload.name, workload_id=workload.workload_id
         )
 
     # -- stored comparisons --------------------------------------------------------------------
@@ -226,15 +238,26 @@ class ComparisonService:
 
     def report_of(self, comparison_id: str) -> str:
         """A stored comparison as the self-contained HTML comparison report."""
-        from trncost.report import render_analysis_report
+        return self.render_of(comparison_id).body
 
+    def render_of(self, comparison_id: str, fmt: str = "html") -> Rendered:
+        """A stored comparison's report as `fmt`: the HTML comparison report, or every
+        candidate's line items and input table as CSV or Markdown."""
+        from trncost.report.render import check_format, render_analysis
+
+        try:
+            check_format(fmt)
+        except ValueError as exc:
+            raise InvalidInput(str(exc), fields=["format"]) from None
         found = self.get(comparison_id)
         try:
             name: str | None = self.trials.workload(found.workload_id).name
         except NotFound:
             name = None
-        return render_analysis_report(
+        return render_analysis(
             found.analysis,
+            fmt,
             workload_name=name,
             workload_id=found.workload_id,
+            name=comparison_id,
         )

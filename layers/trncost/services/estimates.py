@@ -22,12 +22,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from trncost import aws
-from trncost.errors import Busy, DomainError, NoPrices, NotFound, Unavailable
+from trncost.errors import Busy, DomainError, InvalidInput, NoPrices, NotFound, Unavailable
 from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, Estimate, EstimateInput, PriceSnapshot
 from trncost.model.changes import FigureChange
@@ -39,6 +40,10 @@ from trncost.store.records import (
     RefreshFailure,
     UnreadableDefinition,
 )
+
+if TYPE_CHECKING:  # the report is imported on first use, not at cold start
+    from trncost.report.break_even import Alternative
+    from trncost.report.render import Rendered
 
 log = logging.getLogger(__name__)
 __all__ = [
@@ -162,16 +167,70 @@ class EstimateService:
 
     def report(self, estimate_id: str, version: int | None = None) -> str:
         """A version as a self-contained HTML page."""
-        from trncost.report.html import render_report
+        return self.render(estimate_id, version).body
 
+    def render(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> Rendered:
+        """A version's report as `fmt`: the HTML page (with the break-even of a PENDING price
+        against the best comparable estimate of the workload), or its line items and input
+        table as CSV or Markdown."""
+        from trncost.report.render import check_format, render_estimate
+
+        try:
+            check_format(fmt)
+        except ValueError as exc:
+            raise InvalidInput(str(exc), fields=["format"]) from None
         found = self.version(estimate_id, version)
         workload = self.records.get_workload(found.estimate.workload_id)
-        return render_report(
+        return render_estimate(
             found.estimate,
+            fmt,
             estimate_id=estimate_id,
             version=found.version,
             created_at=found.created_at,
             workload_name=workload.name if workload else None,
+            alternative=self.alternative(found) if fmt != "csv" else None,
+        )
+
+    def alternative(self, found: EstimateVersion) -> Alternative | None:
+        """The break-even of a PENDING estimate against the cheapest fully priced comparable
+        estimate of its workload (their latest versions), as a comparison computes it; None
+        for an estimate with no PENDING price."""
+        from trncost.estimate import rank
+        from trncost.report.break_even import Alternative
+
+        mine = found.estimate
+        if mine.status != "incomplete":
+            return None
+        definition = self.records.get_estimate_definition(found.estimate_id)
+        if definition is None:
+            return None
+        pairs = []
+        for other in self.records.estimate_definitions(mine.workload_id):
+            if other.estimate_id == found.estimate_id:
+                continue
+            latest = self.records.get_version(other.estimate_id)
+            if latest is not None:
+                pairs.append((other, latest))
+        inputs = _Inputs(self, mine.workload_id)
+        # one per candidate label (the ranking names candidates by label): the cheapest
+        others: dict[str, tuple[EstimateInput, Estimate, str]] = {}
+        for other, latest in sorted(pairs, key=lambda p: _cost_key(p[1].estimate)):
+            label = latest.estimate.candidate.label
+            if label != mine.candidate.label and label not in others:
+                others[label] = (inputs.of(other), latest.estimate, other.estimate_id)
+        try:
+            comparison = rank([(inputs.of(definition), mine)] + [o[:2] for o in others.values()])
+        except DomainError:
+            return Alternative(None, considered=len(pairs))
+        found_be = next(
+            (b for b in comparison.break_evens if b.candidate_id == mine.candidate.label), None
+        )
+        against = others.get(found_be.against) if found_be and found_be.against else None
+        return Alternative(
+            found_be,
+            against_estimate_id=against[2] if against else None,
+            against_total_usd=against[1].total_usd if against else None,
+            considered=len(pairs),
         )
 
     def snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
@@ -340,6 +399,38 @@ class EstimateService:
         except ValidationError:
             return True  # a stored version that no longer validates: recompute it
         return latest is None or latest.estimate.snapshot_id != new_id
+
+
+def _cost_key(est: Estimate) -> tuple[int, Decimal]:
+    """Fully priced estimates first, cheapest first."""
+    total = est.total_usd
+    return (0, total) if total is not None else (1, Decimal(0))
+
+
+class _Inputs:
+    """The estimate inputs of one workload's estimates, its workload, trials and snapshots
+    read once."""
+
+    def __init__(self, service: EstimateService, workload_id: str) -> None:
+        self.service = service
+        workload = service.records.get_workload(workload_id)
+        if workload is None:
+            raise NotFound(f"workload {workload_id} not found")
+        self.workload = workload
+        self.trials = service.records.all_trials(workload_id)
+        self.snapshots: dict[str | None, PriceSnapshot] = {}
+
+    def of(self, definition: EstimateDefinition) -> EstimateInput:
+        key = definition.snapshot_id
+        if key not in self.snapshots:
+            self.snapshots[key] = self.service.snapshot(key)
+        return EstimateInput(
+            workload=self.workload,
+            candidate=definition.candidate,
+            trials=self.trials,
+            prices=self.snapshots[key],
+            assumptions=definition.assumptions,
+        )
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,0 +1,222 @@
+"""The line items and the input table as CSV and as Markdown, for a spreadsheet or a document.
+
+One estimate, or every candidate of an analysis (a `candidate` column). The texts are the
+report's (`trncost.display`: money to the cent, rates to their significant digits, PENDING
+never 0); CSV also carries each line's exact amount (`amount_usd`, the engine's Decimal).
+
+CSV is one table (RFC 4180, a header row): a `table` column says whether a row is a
+`line_item` or an `input`; for a line item `value` is its quantity. A cell that a spreadsheet
+would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is
+prefixed with `'`. Markdown escapes pipes, backslashes and `<` in cells and keeps each cell on
+one line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+
+from trncost.display import input_value, number, rate, usd
+from trncost.model import Estimate, InputRow, LineItem, Provenance
+from trncost.model.analysis import Analysis
+
+CSV_COLUMNS = (
+    "table",
+    "candidate",
+    "id",
+    "component",
+    "label",
+    "value",
+    "unit",
+    "rate",
+    "amount",
+    "amount_usd",
+    "price_key",
+    "provenance",
+    "source",
+)
+LINE_COLUMNS = ("component", "item", "quantity", "unit", "rate", "amount", "provenance", "source")
+INPUT_COLUMNS = ("id", "label", "value", "unit", "provenance", "source")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+# -- plain text ---------------------------------------------------------------------------------
+def provenance_text(p: Provenance) -> str:
+    """Where a number comes from, as one line of plain text."""
+    match p.kind:
+        case "official_price":
+            text = f"snapshot {p.snapshot_id} ({p.source}) · SKU {p.sku} · rate code {p.rate_code}"
+            return text + (f" · effective {p.effective_date}" if p.effective_date else "")
+        case "trial_measurement":
+            text = f"{p.metric} ← trials {', '.join(p.trial_ids)}"
+            if p.code_versions:
+                text += " · code " + ", ".join(p.code_versions)
+            if p.dataset_ids:
+                text += " · dataset " + ", ".join(p.dataset_ids)
+            return text
+        case "published_reference":
+            return f"{p.figure} (sources: {'; '.join(p.sources)})"
+        case "user_assumption":
+            return p.name + (f" — {p.note}" if p.note else "")
+        case "derived":
+            return p.formula + (f" (from {', '.join(p.inputs)})" if p.inputs else "")
+        case _:
+            return f"PENDING: {p.reason}" + (f" · P[{p.price_key}]" if p.price_key else "")
+
+
+def _rate(li: LineItem) -> str:
+    if li.amount_usd is None:
+        return "PENDING"
+    return "tiered" if li.rate_usd is None else rate(li.rate_usd, li.rate_unit)
+
+
+def _amount(li: LineItem) -> str:
+    if li.amount_usd is not None:
+        return usd(li.amount_usd)
+    return "PENDING" + (f" × P[{li.price_key}]" if li.price_key else "")
+
+
+def _value(row: InputRow) -> str:
+    if row.value is None:
+        return "PENDING" if row.provenance.kind == "pending" else "—"
+    return input_value(row.value, row.unit)
+
+
+def line_cells(li: LineItem) -> list[str]:
+    """A line item's cells, in `LINE_COLUMNS` order."""
+    return [
+        li.component.value,
+        li.name,
+        number(li.quantity),
+        li.unit,
+        _rate(li),
+        _amount(li),
+        li.provenance.kind,
+        provenance_text(li.provenance),
+    ]
+
+
+def input_cells(row: InputRow) -> list[str]:
+    """An input row's cells, in `INPUT_COLUMNS` order."""
+    return [
+        row.id,
+        row.label,
+        _value(row),
+        row.unit or "",
+        row.provenance.kind,
+        provenance_text(row.provenance),
+    ]
+
+
+def total_text(est: Estimate) -> str:
+    if est.complete:
+        return usd(est.total_usd)
+    if est.status == "infeasible":
+        return f"no total: {est.infeasible_reason or est.total_formula}"
+    return est.total_formula
+
+
+# -- CSV ----------------------------------------------------------------------------------------
+def csv_cell(value: object) -> str:
+    """A cell no spreadsheet runs as a formula: `'` before a leading = + - @ tab or CR."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def _csv_rows(candidate: str, est: Estimate) -> Iterable[list[str]]:
+    for li in est.line_items:
+        component, item, quantity, unit, rate_text, amount, kind, source = line_cells(li)
+        exact = "" if li.amount_usd is None else str(li.amount_usd)
+        yield ["line_item", candidate, "", component, item, quantity, unit, rate_text, amount,
+               exact, li.price_key or "", kind, source]  # fmt: skip
+    for row in est.inputs:
+        ident, label, value, unit, kind, source = input_cells(row)
+        yield ["input", candidate, ident, "", label, value, unit, "", "", "", "", kind, source]
+
+
+def _csv(estimates: Sequence[tuple[str, Estimate]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for candidate, est in estimates:
+        for row in _csv_rows(candidate, est):
+            writer.writerow([csv_cell(c) for c in row])
+    return out.getvalue()
+
+
+def estimate_csv(est: Estimate) -> str:
+    """One estimate's line items and input table as one CSV table."""
+    return _csv([(est.candidate.label, est)])
+
+
+def analysis_csv(analysis: Analysis) -> str:
+    """Every estimated candidate's line items and input table as one CSV table."""
+    return _csv([(c.candidate_id, c.estimate) for c in analysis.candidates if c.estimate])
+
+
+# -- Markdown -----------------------------------------------------------------------------------
+def md_cell(value: object) -> str:
+    """A table cell: one line, pipes, backslashes and `<` escaped."""
+    text = "" if value is None else str(value)
+    text = " ".join(text.split())  # newlines and tabs would end the row
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(md_cell(h) for h in headers) + " |"]
+    lines.append("|" + "|".join(" --- " for _ in headers) + "|")
+    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _md_text(text: str) -> str:
+    """A line of prose (a heading, a list item): one line, Markdown's specials escaped."""
+    text = " ".join(text.split())
+    for ch in "\\`*_[]<>#|":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def _md_estimate(est: Estimate, level: str) -> list[str]:
+    parts = [
+        f"{level} Line items\n",
+        md_table(LINE_COLUMNS, (line_cells(li) for li in est.line_items))
+        if est.line_items
+        else "No line items.\n",
+        f"\n**Total:** {_md_text(total_text(est))}\n",
+        f"\n{level} Input table ({len(est.inputs)} rows)\n",
+        md_table(INPUT_COLUMNS, (input_cells(r) for r in est.inputs)),
+    ]
+    return parts
+
+
+def estimate_markdown(est: Estimate, *, title: str, meta: Sequence[tuple[str, str]] = ()) -> str:
+    """One estimate's line items and input table as a Markdown document."""
+    head = [f"# {_md_text(title)}\n"]
+    head += [f"- {_md_text(k)}: {_md_text(v)}" for k, v in meta]
+    return "\n".join([*head, "", *_md_estimate(est, "##")])
+
+
+def analysis_markdown(analysis: Analysis, *, title: str) -> str:
+    """Each candidate's line items and input table, under a summary of the candidates."""
+    summary = md_table(
+        ("candidate", "status", "cost per completed target", "time to target"),
+        (
+            (
+                c.candidate_id,
+                c.estimate.status.upper() if c.estimate else "NOT ESTIMATED",
+                total_text(c.estimate) if c.estimate else (c.error or ""),
+                f"{c.estimate.time.total_h:,.2f} h" if c.estimate and c.estimate.time else "—",
+            )
+            for c in analysis.candidates
+        ),
+    )
+    parts = [f"# {_md_text(title)}\n", "## Candidates\n", summary]
+    for c in analysis.candidates:
+        parts.append(f"\n## {_md_text(c.candidate_id)}\n")
+        if c.estimate is None:
+            parts.append(f"Not estimated: {_md_text(c.error or '')}\n")
+            continue
+        parts += _md_estimate(c.estimate, "###")
+    return "\n".join(parts)

@@ -1,0 +1,161 @@
+"""The reports as a person sees them: rendered by a real browser (Debian's chromium driven by
+Selenium through Debian's chromium-driver) at 1024, 1280 and 1440 px, and measured there with
+getBoundingClientRect.
+
+Pages: the example's single-estimate reports served by `trncost serve` (trn2: COMPLETE, trn3:
+waiting on a PENDING price), the comparison report the API renders for the example's
+candidates, and the analysis page `trncost compare --html` writes. On each, at each width:
+nothing is wider than the viewport and nothing scrolls sideways; every cell of the line items
+and the input tables (value, unit, provenance, source, and the line items' quantity, rate and
+amount) lies inside the viewport, is not clipped, and no row is absurdly tall. Screenshots of
+every page at every width are kept in test-artifacts/ (or $TRNCOST_TEST_ARTIFACTS); the path
+is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.browser import (
+    CHROMEDRIVER,
+    CHROMIUM,
+    SKIP_REASON,
+    Browser,
+    Layout,
+    artifacts_dir,
+)
+from tests.support.examples import EXAMPLE, EXAMPLE_DIR, ROOT
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None, reason=SKIP_REASON),
+]
+
+WIDTHS = (1024, 1280, 1440)
+# The columns a reader needs on screen, per table.
+MUST_SEE = {
+    "line-items": ("item", "quantity", "unit", "rate", "amount", "provenance", "source"),
+    "inputs": ("input", "value", "unit", "provenance", "source"),
+}
+# A row a line or four tall is fine; the issue found rows 100–300 px tall at 1400 px.
+MAX_ROW_PX = 200
+MAX_MEDIAN_ROW_PX = 90
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    b = Browser(tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def shots() -> Path:
+    path = artifacts_dir() / "report-layout"
+    path.mkdir(parents=True, exist_ok=True)
+    print(f"\nreport layout screenshots: {path}")
+    return path
+
+
+def _report_url(server, instance_type: str) -> str:
+    log = server.output.read_text()
+    found = re.search(
+        rf"example report \({re.escape(instance_type)}\): ({re.escape(server.url)}/estimates/"
+        r"[^ \n]+/report)",
+        log,
+    )
+    assert found, log
+    return found.group(1)
+
+
+def _comparison_body() -> dict:
+    request = json.loads(EXAMPLE.read_text())
+    return {"candidates": request["candidates"], "assumptions": request["assumptions"],
+            "samples": 2000, "seed": 7}  # fmt: skip
+
+
+def check_layout(layout: Layout, page: str, width: int) -> None:
+    """What a reader at `width` px gets: everything on screen, nothing clipped or absurd."""
+    where = f"{page} at {width} px ({layout.screenshot})"
+    assert layout.viewport == width, where
+    assert layout.page_width <= width, f"{where}: the page scrolls sideways"
+    assert layout.widest["width"] <= width + 0.5, f"{where}: {layout.widest} is wider"
+    tables = {k: v for k, v in layout.tables.items() if v["rows"]}
+    assert tables, f"{where}: no line items or input table"
+    for name, table in tables.items():
+        kind = name.split(":")[0]
+        assert table["scroll"] <= 0, f"{where}: {name} scrolls sideways by {table['scroll']} px"
+        heights = sorted(r["height"] for r in table["rows"])
+        tallest = max(table["rows"], key=lambda r: r["height"])
+        assert heights[-1] <= MAX_ROW_PX, f"{where}: {name} row {tallest['id']} is {heights[-1]} px"
+        median = heights[len(heights) // 2]
+        assert median <= MAX_MEDIAN_ROW_PX, f"{where}: {name} rows are {median} px (median)"
+        for row in table["rows"]:
+            for col in MUST_SEE[kind]:
+                cell = row["cells"].get(col)
+                assert cell is not None, f"{where}: {name} row {row['id']} has no {col}"
+                assert cell["visible"] and cell["width"] >= 30, f"{where}: {name}.{col} {cell}"
+                assert cell["left"] >= 0 and cell["right"] <= width, (
+                    f"{where}: {name} row {row['id']} {col} lies outside the viewport: {cell}"
+                )
+                assert cell["overflow"] <= 1, f"{where}: {name}.{col} is clipped: {cell}"
+
+
+def _measure_all(browser, shots: Path, url: str, page: str) -> dict[int, Layout]:
+    out = {}
+    for width in WIDTHS:
+        layout = browser.measure(url, width, shots / f"{page}-{width}.png")
+        check_layout(layout, page, width)
+        out[width] = layout
+    return out
+
+
+def test_the_complete_and_the_pending_estimate_reports_fit_1024_to_1440(server, browser, shots):
+    for instance_type, page in (("trn2.48xlarge", "estimate-trn2-complete"),
+                                ("trn3.48xlarge", "estimate-trn3-pending")):  # fmt: skip
+        layouts = _measure_all(browser, shots, _report_url(server, instance_type), page)
+        at = layouts[1280]
+        assert set(at.tables) == {"line-items", "inputs"}, at.tables.keys()
+        pending_lines = [r for r in at.tables["line-items"]["rows"] if r["pending"]]
+        if instance_type.startswith("trn3"):
+            # the PENDING lines' source ("basis") column is whole, not clipped
+            assert pending_lines, "the trn3 report has no PENDING line"
+            for row in pending_lines:
+                assert row["cells"]["source"]["overflow"] <= 1
+                assert row["cells"]["source"]["right"] <= 1280
+        print(f"{page}: page height {at.page_height} px, widest {at.widest['width']:.0f} px "
+              f"({at.widest['what']}) at 1280 px")  # fmt: skip
+        for width, layout in layouts.items():
+            assert layout.screenshot and layout.screenshot.stat().st_size > 20_000, width
+
+
+def test_the_comparison_report_fits_1024_to_1440(server, browser, shots, tmp_path):
+    status, page = server.call(
+        "POST", "/workloads/llama31-8b-cpt/comparisons/report", _comparison_body()
+    )
+    assert status == 200, page
+    path = tmp_path / "comparison.html"
+    path.write_text(page, encoding="utf-8")
+    layouts = _measure_all(browser, shots, path.as_uri(), "comparison-report")
+    at = layouts[1280]
+    assert {k.split(":")[0] for k in at.tables} == {"inputs"}  # one folded table per candidate
+    assert 'id="side-by-side"' in page
+
+
+def test_the_analysis_page_fits_1024_to_1440(browser, shots, tmp_path):
+    path = tmp_path / "analysis.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "trncost.cli", "compare", str(EXAMPLE), "--samples", "2000",
+         "--html", str(path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    layouts = _measure_all(browser, shots, path.as_uri(), "analysis")
+    assert len(layouts[1280].tables) == len(json.loads(EXAMPLE.read_text())["candidates"])
+    assert EXAMPLE_DIR.exists()

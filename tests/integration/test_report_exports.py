@@ -1,0 +1,160 @@
+"""The report routes' formats through the real API handler on moto: the HTML page (with the
+break-even of a PENDING price against the best comparable estimate of the workload), and the
+line items and input table as CSV and Markdown (`?format=csv|md`) with their content types;
+any other format is a 422 naming `format`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import Decimal
+
+import pytest
+
+from tests.support.events import saved_price_list
+from tests.support.factories import trial, workload
+from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
+from tests.support.html_page import Page, assert_self_contained
+from trncost.estimate import break_even_price
+from trncost.model import Estimate
+from trncost.settings import LIVE_PRICES_ENV
+
+
+@pytest.fixture
+def api(table, monkeypatch):
+    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false"})
+    module = load_handler("api")
+
+    def call(method, path, body=None, **kw):
+        response = module.handler(api_event(method, path, body, **kw), FakeContext())
+        headers = dict(response.get("headers") or {})
+        for name, values in (response.get("multiValueHeaders") or {}).items():
+            headers.setdefault(name, ",".join(values))
+        raw = response["body"]
+        ctype = headers.get("Content-Type", "")
+        payload = json.loads(raw) if "json" in ctype and raw else raw
+        return response["statusCode"], payload, headers
+
+    yield call
+
+
+TRN2 = {"instance_type": "trn2.48xlarge", "instance_count": 2, "region": "us-east-1"}
+TRN3 = {"instance_type": "trn3.48xlarge", "instance_count": 2, "region": "us-east-1"}
+
+
+def seed(call) -> None:
+    wl = workload(workload_id="wl-rep", dataset_gb=100).model_dump(mode="json")
+    assert call("POST", "/workloads", wl)[0] == 201
+    trials = (("r-1", "trn2.48xlarge"), ("r-2", "trn2.48xlarge"), ("r-3", "trn3.48xlarge"))
+    for tid, itype in trials:
+        t = trial(tid, instance_type=itype, count=2, phase="target", workload_id="wl-rep")
+        assert call("POST", "/workloads/wl-rep/trials", t.model_dump(mode="json"))[0] == 201
+    saved = saved_price_list()
+    status, taken, _ = call("POST", "/prices/snapshots", {"saved_price_list": saved, "note": "t"})
+    assert status == 201, taken
+
+
+def create(call, candidate, **assumptions) -> tuple[str, Estimate]:
+    status, created, _ = call(
+        "POST", "/workloads/wl-rep/estimates", {"candidate": candidate, "assumptions": assumptions}
+    )
+    assert status == 201, created
+    return created["estimate_id"], Estimate.model_validate(created["estimate"])
+
+
+def test_a_pending_report_gives_the_engines_break_even_against_the_comparable_estimate(api):
+    seed(api)
+    trn2_id, trn2 = create(api, TRN2)
+    trn3_id, trn3 = create(api, TRN3)
+    assert trn2.status == "complete" and trn3.status == "incomplete"
+    status, page, headers = api("GET", f"/estimates/{trn3_id}/report")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert_self_contained(page)
+    found = Page(page)
+    assert found.find("p", id="break-even-value", data_break_even="price")
+    price = break_even_price(trn3, trn2.total_usd)
+    assert price is not None and price > 0
+    from trncost.display import rate
+
+    assert rate(price, trn3.pending_terms[0].unit) in found.text
+    assert trn2_id in found.text and "trn2.48xlarge" in found.text
+    # the complete estimate has nothing to break even
+    assert 'id="break-even' not in api("GET", f"/estimates/{trn2_id}/report")[1]
+
+
+def test_no_price_makes_it_cheaper_when_the_known_part_alone_costs_more(api):
+    seed(api)
+    create(api, TRN2)
+    # labour alone (known, assumed) costs more than the whole trn2 plan
+    trn3_id, trn3 = create(api, TRN3, engineering_hours=50000, engineering_hourly_usd="200")
+    page = api("GET", f"/estimates/{trn3_id}/report")[1]
+    found = Page(page)
+    assert found.find("p", id="break-even-value", data_break_even="never")
+    assert "No price makes it cheaper" in found.text
+    assert "-$" not in found.text.split("Break-even price", 1)[1].split("Warnings", 1)[0]
+
+
+def test_a_pending_estimate_alone_says_there_is_nothing_to_break_even_against(api):
+    seed(api)
+    trn3_id, _ = create(api, TRN3)
+    found = Page(api("GET", f"/estimates/{trn3_id}/report")[1])
+    assert found.find("p", id="break-even-none")
+    assert "this workload has no other estimate" in found.text
+
+
+def test_the_estimate_report_as_csv_and_markdown(api):
+    seed(api)
+    trn3_id, trn3 = create(api, TRN3)
+    status, body, headers = api("GET", f"/estimates/{trn3_id}/report", query={"format": "csv"})
+    assert status == 200 and headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert (
+        "attachment" in headers["Content-Disposition"] and ".csv" in headers["Content-Disposition"]
+    )
+    rows = list(csv.DictReader(io.StringIO(body)))
+    lines = [r for r in rows if r["table"] == "line_item"]
+    inputs = [r for r in rows if r["table"] == "input"]
+    assert len(lines) == len(trn3.line_items) and len(inputs) == len(trn3.inputs)
+    pending = [r for r in lines if r["amount"].startswith("PENDING")]
+    assert pending and all(r["amount_usd"] == "" for r in pending)  # never 0
+    priced = [r for r in lines if r["amount_usd"]]
+    assert sum(Decimal(r["amount_usd"]) for r in priced) == trn3.total_known_usd
+    assert {r["id"] for r in inputs} == {row.id for row in trn3.inputs}
+
+    status, md, headers = api(
+        "GET", f"/estimates/{trn3_id}/report", query={"format": "md", "version": "1"}
+    )
+    assert status == 200 and headers["Content-Type"] == "text/markdown; charset=utf-8"
+    assert "## Line items" in md and "## Input table" in md and "Break-even" in md
+    table_rows = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    assert len(table_rows) == 2 * 2 + len(trn3.line_items) + len(trn3.inputs)  # 2 header lines each
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "HTML", "csv;", ""])
+def test_any_other_format_is_a_422_naming_format(api, fmt):
+    seed(api)
+    trn3_id, _ = create(api, TRN3)
+    status, err, _ = api("GET", f"/estimates/{trn3_id}/report", query={"format": fmt})
+    assert status == 422, err
+    assert err["error"] == "validation_error" and err["fields"] == ["format"]
+    assert "format" in err["message"]
+
+
+def test_the_comparison_report_as_csv_and_markdown(api):
+    seed(api)
+    body = {"candidates": [{"candidate": TRN2}, {"candidate": TRN3}], "samples": 1000}
+    path = "/workloads/wl-rep/comparisons/report"
+    status, page, headers = api("POST", path, body)
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    status, text, headers = api("POST", path, body, query={"format": "csv"})
+    assert status == 200 and headers["Content-Type"] == "text/csv; charset=utf-8"
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert {r["candidate"] for r in rows} == {
+        "2× trn2.48xlarge (us-east-1, on_demand)",
+        "2× trn3.48xlarge (us-east-1, on_demand)",
+    }
+    status, md, headers = api("POST", path, body, query={"format": "md"})
+    assert status == 200 and headers["Content-Type"] == "text/markdown; charset=utf-8"
+    assert md.count("### Line items") == 2 and "## Candidates" in md
+    status, err, _ = api("POST", path, body, query={"format": "xlsx"})
+    assert status == 422 and any("format" in f for f in err["fields"])
