@@ -40,9 +40,10 @@ pytestmark = [
 WIDTHS = (1024, 1280, 1440)
 # The columns a reader needs on screen, per table.
 MUST_SEE = {
-    "line-items": ("item", "quantity", "unit", "rate", "amount", "provenance", "source"),
+    "line-items": ("item", "quantity", "unit", "rate", "amount", "basis", "provenance", "source"),
     "inputs": ("input", "value", "unit", "provenance", "source"),
 }
+# ... and a price row of the input table its basis too.
 # A row a line or four tall is fine; the issue found rows 100–300 px tall at 1400 px.
 MAX_ROW_PX = 200
 MAX_MEDIAN_ROW_PX = 90
@@ -97,10 +98,12 @@ def check_layout(layout: Layout, page: str, width: int) -> None:
         median = heights[len(heights) // 2]
         assert median <= MAX_MEDIAN_ROW_PX, f"{where}: {name} rows are {median} px (median)"
         for row in table["rows"]:
-            for col in MUST_SEE[kind]:
+            price_row = kind == "inputs" and "price:" in row["id"] and not row["pending"]
+            for col in MUST_SEE[kind] + (("basis",) if price_row else ()):
                 cell = row["cells"].get(col)
                 assert cell is not None, f"{where}: {name} row {row['id']} has no {col}"
-                assert cell["visible"] and cell["width"] >= 30, f"{where}: {name}.{col} {cell}"
+                narrowest = 10 if col == "basis" else 30  # a badge, or a dash for no price
+                assert cell["visible"] and cell["width"] >= narrowest, f"{where}: {name}.{col}"
                 assert cell["left"] >= 0 and cell["right"] <= width, (
                     f"{where}: {name} row {row['id']} {col} lies outside the viewport: {cell}"
                 )

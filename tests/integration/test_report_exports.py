@@ -18,12 +18,12 @@ from tests.support.handlers import FakeContext, api_event, lambda_env, load_hand
 from tests.support.html_page import Page, assert_self_contained
 from trncost.estimate import break_even_price
 from trncost.model import Estimate
-from trncost.settings import LIVE_PRICES_ENV
+from trncost.settings import ACCEPT_UPLOADS_ENV, LIVE_PRICES_ENV
 
 
 @pytest.fixture
 def api(table, monkeypatch):
-    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false"})
+    lambda_env(monkeypatch, table, **{LIVE_PRICES_ENV: "false", ACCEPT_UPLOADS_ENV: "true"})
     module = load_handler("api")
 
     def call(method, path, body=None, **kw):
@@ -51,8 +51,9 @@ def seed(call) -> None:
         t = trial(tid, instance_type=itype, count=2, phase="target", workload_id="wl-rep")
         assert call("POST", "/workloads/wl-rep/trials", t.model_dump(mode="json"))[0] == 201
     saved = saved_price_list()
-    status, taken, _ = call("POST", "/prices/snapshots", {"saved_price_list": saved, "note": "t"})
-    assert status == 201, taken
+    body = {"saved_price_list": saved, "note": "t", "publish": True}
+    status, taken, _ = call("POST", "/prices/snapshots", body)
+    assert status == 201 and taken["published_as_latest"], taken
 
 
 def create(call, candidate, **assumptions) -> tuple[str, Estimate]:

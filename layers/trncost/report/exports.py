@@ -9,6 +9,10 @@ CSV is one table (RFC 4180, a header row): a `table` column says whether a row i
 would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is
 prefixed with `'`. Markdown escapes pipes, backslashes and `<` in cells and keeps each cell on
 one line.
+
+Each line carries its price basis (official, saved_file, example, assumed) and whether it is
+cloud (what AWS bills) or labour (assumed engineering time); each price row of the input
+table its basis.
 """
 
 from __future__ import annotations
@@ -33,11 +37,14 @@ CSV_COLUMNS = (
     "amount",
     "amount_usd",
     "price_key",
+    "price_basis",
+    "cost",
     "provenance",
     "source",
 )
-LINE_COLUMNS = ("component", "item", "quantity", "unit", "rate", "amount", "provenance", "source")
-INPUT_COLUMNS = ("id", "label", "value", "unit", "provenance", "source")
+LINE_COLUMNS = ("component", "item", "quantity", "unit", "rate", "amount", "price basis",
+                "provenance", "source")  # fmt: skip
+INPUT_COLUMNS = ("id", "label", "value", "unit", "provenance", "price basis", "source")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -92,6 +99,7 @@ def line_cells(li: LineItem) -> list[str]:
         li.unit,
         _rate(li),
         _amount(li),
+        li.price_basis.value if li.price_basis else "",
         li.provenance.kind,
         provenance_text(li.provenance),
     ]
@@ -105,6 +113,7 @@ def input_cells(row: InputRow) -> list[str]:
         _value(row),
         row.unit or "",
         row.provenance.kind,
+        row.price_basis.value if row.price_basis else "",
         provenance_text(row.provenance),
     ]
 
@@ -126,13 +135,14 @@ def csv_cell(value: object) -> str:
 
 def _csv_rows(candidate: str, est: Estimate) -> Iterable[list[str]]:
     for li in est.line_items:
-        component, item, quantity, unit, rate_text, amount, kind, source = line_cells(li)
+        component, item, quantity, unit, rate_text, amount, basis, kind, source = line_cells(li)
         exact = "" if li.amount_usd is None else str(li.amount_usd)
         yield ["line_item", candidate, "", component, item, quantity, unit, rate_text, amount,
-               exact, li.price_key or "", kind, source]  # fmt: skip
+               exact, li.price_key or "", basis, li.cost, kind, source]  # fmt: skip
     for row in est.inputs:
-        ident, label, value, unit, kind, source = input_cells(row)
-        yield ["input", candidate, ident, "", label, value, unit, "", "", "", "", kind, source]
+        ident, label, value, unit, kind, basis, source = input_cells(row)
+        yield ["input", candidate, ident, "", label, value, unit, "", "", "", "", basis, "",
+               kind, source]  # fmt: skip
 
 
 def _csv(estimates: Sequence[tuple[str, Estimate]]) -> str:
@@ -184,7 +194,8 @@ def _md_estimate(est: Estimate, level: str) -> list[str]:
         md_table(LINE_COLUMNS, (line_cells(li) for li in est.line_items))
         if est.line_items
         else "No line items.\n",
-        f"\n**Total:** {_md_text(total_text(est))}\n",
+        f"\n**AWS bill (cloud):** {_md_text(usd(est.cloud_usd))} · **assumed labour:** "
+        f"{_md_text(usd(est.labour_usd))} · **total:** {_md_text(total_text(est))}\n",
         f"\n{level} Input table ({len(est.inputs)} rows)\n",
         md_table(INPUT_COLUMNS, (input_cells(r) for r in est.inputs)),
     ]

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 from trncost.model import Estimate, LineItem
 from trncost.report.format import esc, num, rate, usd
-from trncost.report.inputs import table_head
-from trncost.report.provenance import basis_badge, kind_badge, provenance_html
+from trncost.report.inputs import basis_cell, table_head
+from trncost.report.provenance import kind_badge, provenance_html
 from trncost.report.shell import COMPONENT_LABELS, PENDING_ROW
 
 # (column, header, share of the width)
 COLUMNS = (
-    ("item", "component / item", 18),
-    ("quantity", "quantity", 8),
-    ("unit", "unit", 8),
+    ("item", "component / item", 19),
+    ("quantity", "quantity", 9),
+    ("unit", "unit", 10),
     ("rate", "rate", 12),
     ("amount", "amount", 11),
-    ("basis", "price basis", 9),
-    ("provenance", "provenance", 10),
-    ("source", "source", 24),
+    ("provenance", "basis · provenance", 12),
+    ("source", "source", 27),
 )
 
 
@@ -37,8 +36,12 @@ def _rate_cell(li: LineItem) -> str:
 def _amount_cell(li: LineItem) -> str:
     if li.amount_usd is not None:
         return esc(usd(li.amount_usd))
+    # the price it waits on: named in the source cell when the provenance carries it
+    said = getattr(li.provenance, "price_key", None) == li.price_key
     return '<span class="pending-text">PENDING</span>' + (
-        f'<div class="small mono price-key">× P[{esc(li.price_key)}]</div>' if li.price_key else ""
+        f'<div class="small mono price-key">× P[{esc(li.price_key)}]</div>'
+        if li.price_key and not said
+        else ""
     )
 
 
@@ -53,8 +56,8 @@ def _row(li: LineItem, known: set[str]) -> str:
         f'<td class="unit" data-col="unit">{esc(li.unit)}</td>'
         f'<td class="num" data-col="rate">{_rate_cell(li)}</td>'
         f'<td class="num" data-col="amount">{_amount_cell(li)}</td>'
-        f'<td data-col="basis">{basis_badge(li.price_basis)}</td>'
-        f'<td data-col="provenance">{kind_badge(li.provenance.kind)}</td>'
+        f'<td class="badges" data-col="provenance">{basis_cell(li.price_basis)}'
+        f"{kind_badge(li.provenance.kind)}</td>"
         f'<td class="source small" data-col="source">{provenance_html(li.provenance, known)}</td>'
         "</tr>"
     )

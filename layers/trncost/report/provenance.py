@@ -75,8 +75,9 @@ def _origin(p: OfficialPrice) -> str:
         return ""
     if o.basis == "official":
         filters = ", ".join(f"{f.field}={f.value}" for f in o.filters)
-        return f" · asked {esc(o.endpoint)} ({esc(o.operation)}) at {esc(timestamp(o.requested_at))}" + (
-            f" with {esc(filters)}" if filters else ""
+        return (
+            f" · asked {esc(o.endpoint)} ({esc(o.operation)}) at {esc(timestamp(o.requested_at))}"
+            + (f" with {esc(filters)}" if filters else "")
         )
     if o.basis == "saved_file":
         note = f" — {esc(o.note)}" if o.note else ""

@@ -122,7 +122,10 @@ tr:target td { background: #e0f2fe; }
 table.fit { table-layout: fixed; }
 table.fit td, table.fit th { overflow-wrap: anywhere; word-break: normal; }
 table.fit td.num { white-space: normal; }
-table.fit th { white-space: normal; }
+table.fit th { white-space: normal; letter-spacing: .01em; font-size: .72rem; }
+table.fit td.badges .kind, table.fit td.badges .basis-of { display: inline-block;
+  margin: 0 4px 3px 0; }
+table.fit td.unit { overflow-wrap: break-word; }
 table.fit td.input .label { display: block; }
 table.fit td.input .component { display: block; text-transform: uppercase;
   letter-spacing: .03em; font-size: .72rem; }
