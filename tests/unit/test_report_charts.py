@@ -47,7 +47,9 @@ def wide():
     return analyse([*inputs, missing], seed=1, samples=2_000)
 
 
-ROW = re.compile(r'<g class="sbs-row" data-candidate="([^"]+)">(.*?)</g>(?=<g class="sbs|</svg>)', re.S)
+ROW = re.compile(
+    r'<g class="sbs-row" data-candidate="([^"]+)">(.*?)</g>(?=<g class="sbs|</svg>)', re.S
+)
 
 
 def _rows(chart: str) -> dict[str, str]:
