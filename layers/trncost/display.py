@@ -112,9 +112,15 @@ def timestamp(value: datetime | date | str | None) -> str:
         if len(value) == 10:  # a date (an effective date): nothing to round
             return value
         try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            parsed: datetime | date = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return value
+    else:
+        parsed = value
+    return _when(parsed)
+
+
+def _when(value: datetime | date) -> str:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             return value.strftime("%Y-%m-%d %H:%M:%S")

@@ -19,6 +19,7 @@ from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, lambda_env, load_handler
 from tests.support.http import serve_http as _serve
 from trncost import client as client_module
+from trncost import display
 from trncost.cli import main
 from trncost.client import TrncostClient
 from trncost.errors import ApiError, ClientError, ConnectionFailed, SigningError
@@ -215,7 +216,7 @@ def test_prices_latest_table_and_json(url, capsys, no_aws):
     for text in (
         snap["snapshot_id"],
         "saved_price_list_file",
-        snap["taken_at"],
+        display.timestamp(snap["taken_at"]),  # to the second with its zone
         "Price List publication dates",
         "AmazonEC2/us-east-1/trn2.48xlarge/on_demand",
         f"per {official['unit']}",

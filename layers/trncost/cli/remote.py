@@ -20,6 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from trncost import display
 from trncost.cli.output import Command, SubParsers, fail, print_json
 from trncost.cli.runtime import add_url_option
 from trncost.client import TrncostClient
@@ -169,11 +170,11 @@ def _quote_price(q: dict[str, Any]) -> str:
     tiers = q.get("tiers") or []
     unit = q.get("unit") or "?"
     if len(tiers) == 1:
-        return f"${_plain(tiers[0]['usd'])} per {unit}"
+        return f"{display.rate(_plain(tiers[0]['usd']))} per {unit}"
     parts = []
     for t in tiers:
         end = "∞" if t.get("end") is None else _plain(t["end"])
-        parts.append(f"{_plain(t.get('begin', 0))}–{end}: ${_plain(t['usd'])}")
+        parts.append(f"{_plain(t.get('begin', 0))}–{end}: {display.rate(_plain(t['usd']))}")
     return "; ".join(parts) + f" per {unit}"
 
 
@@ -200,12 +201,13 @@ def _origin_text(origin: dict[str, Any] | None) -> str:
         return "—"
     match origin.get("basis"):
         case "official":
-            return f"asked {origin.get('endpoint')} at {origin.get('requested_at')}"
+            when = display.timestamp(origin.get("requested_at"))
+            return f"asked {origin.get('endpoint')} at {when}"
         case "saved_file":
             note = f" — {origin['note']}" if origin.get("note") else ""
             return (
                 f"file sha256 {origin.get('sha256')} supplied by {origin.get('supplied_by')} "
-                f"at {origin.get('supplied_at')}{note}"
+                f"at {display.timestamp(origin.get('supplied_at'))}{note}"
             )
         case _:
             return f"bundled file {origin.get('file')}"
@@ -222,7 +224,7 @@ def _print_snapshot(snap: dict[str, Any], console: Console) -> None:
     console.print(f"  basis:     [{colour}]{basis}[/{colour}]")
     console.print(f"  source:    {snap.get('source')}")
     console.print(f"  origin:    {_origin_text(snap.get('origin'))}")
-    console.print(f"  taken at:  {snap.get('taken_at')}")
+    console.print(f"  taken at:  {display.timestamp(snap.get('taken_at'))}")
     if snap.get("note"):
         console.print(f"  note:      {snap['note']}")
     dates = snap.get("publication_dates") or {}
