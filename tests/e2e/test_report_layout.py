@@ -57,10 +57,26 @@ def browser(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def shots() -> Path:
+def say(request):
+    """A line on the terminal even when pytest captures output."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+
+    def line(text: str) -> None:
+        if reporter is None or capture is None:
+            print(text)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(text)
+
+    return line
+
+
+@pytest.fixture(scope="module")
+def shots(say) -> Path:
     path = artifacts_dir() / "report-layout"
     path.mkdir(parents=True, exist_ok=True)
-    print(f"\nreport layout screenshots: {path}")
+    say(f"\nreport layout screenshots: {path}")
     return path
 
 
@@ -119,7 +135,9 @@ def _measure_all(browser, shots: Path, url: str, page: str) -> dict[int, Layout]
     return out
 
 
-def test_the_complete_and_the_pending_estimate_reports_fit_1024_to_1440(server, browser, shots):
+def test_the_complete_and_the_pending_estimate_reports_fit_1024_to_1440(
+    server, browser, shots, say
+):
     for instance_type, page in (("trn2.48xlarge", "estimate-trn2-complete"),
                                 ("trn3.48xlarge", "estimate-trn3-pending")):  # fmt: skip
         layouts = _measure_all(browser, shots, _report_url(server, instance_type), page)
@@ -132,7 +150,7 @@ def test_the_complete_and_the_pending_estimate_reports_fit_1024_to_1440(server, 
             for row in pending_lines:
                 assert row["cells"]["source"]["overflow"] <= 1
                 assert row["cells"]["source"]["right"] <= 1280
-        print(f"{page}: page height {at.page_height} px, widest {at.widest['width']:.0f} px "
+        say(f"{page}: page height {at.page_height} px, widest {at.widest['width']:.0f} px "
               f"({at.widest['what']}) at 1280 px")  # fmt: skip
         for width, layout in layouts.items():
             assert layout.screenshot and layout.screenshot.stat().st_size > 20_000, width
