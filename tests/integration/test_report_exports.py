@@ -159,3 +159,23 @@ def test_the_comparison_report_as_csv_and_markdown(api):
     assert md.count("### Line items") == 2 and "## Candidates" in md
     status, err, _ = api("POST", path, body, query={"format": "xlsx"})
     assert status == 422 and any("format" in f for f in err["fields"])
+
+
+def test_a_stored_comparisons_report_in_every_format(api):
+    seed(api)
+    body = {"candidates": [{"candidate": TRN2}, {"candidate": TRN3}], "samples": 1000}
+    status, stored, _ = api("POST", "/workloads/wl-rep/comparisons", body)
+    assert status == 201, stored
+    path = f"/comparisons/{stored['comparison_id']}/report"
+    status, page, headers = api("GET", path)
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert 'id="side-by-side"' in page
+    status, text, headers = api("GET", path, query={"format": "csv"})
+    assert status == 200 and headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert stored["comparison_id"] in headers["Content-Disposition"]
+    assert {r["table"] for r in csv.DictReader(io.StringIO(text))} == {"line_item", "input"}
+    status, md, headers = api("GET", path, query={"format": "md"})
+    assert status == 200 and headers["Content-Type"] == "text/markdown; charset=utf-8"
+    assert md.count("### Input table") == 2
+    status, err, _ = api("GET", path, query={"format": "docx"})
+    assert status == 422 and err["fields"] == ["format"]

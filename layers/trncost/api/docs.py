@@ -26,6 +26,13 @@ from typing import Any
 ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 ERROR_CONTENT = {"application/json": {"schema": ERROR_REF}}
 HTML_CONTENT = {"text/html": {"schema": {"type": "string", "description": "an HTML5 page"}}}
+# A report route's answers by `?format=`: the page, or its line items and input table.
+REPORT_CONTENT = {
+    **HTML_CONTENT,
+    "text/csv": {"schema": {"type": "string", "description": "?format=csv: one CSV table"}},
+    "text/markdown": {"schema": {"type": "string", "description": "?format=md: Markdown"}},
+}
+REPORT_FORMAT_422 = "a `format` other than html, csv or md"
 # Powertools' validation error schemas: trncost answers ErrorBody instead.
 POWERTOOLS_ERROR_SCHEMAS = ("HTTPValidationError", "ValidationError", "ResponseValidationError")
 UPSTREAM = (
@@ -469,7 +476,11 @@ def _document(operation: dict[str, Any], op: Operation, body_errors: dict[int, s
     responses: dict[str, Any] = operation.setdefault("responses", {})
     success: dict[str, Any] = responses.pop("200", None) or responses.get("201") or {}
     if op.html:
-        success = {"description": "an HTML5 page", "content": HTML_CONTENT}
+        success = {
+            "description": "an HTML5 page; with ?format=csv|md its line items and input table "
+            "as CSV or Markdown",
+            "content": REPORT_CONTENT,
+        }
     if op.created:
         responses["201"] = {**success, "description": op.created}
         if op.location:
@@ -486,6 +497,8 @@ def _document(operation: dict[str, Any], op: Operation, body_errors: dict[int, s
     for code in [c for c in responses if c.startswith(("4", "5"))]:
         del responses[code]
     errors = dict(op.errors)
+    if op.html:  # every report route takes ?format
+        errors[422] = "; ".join(x for x in (errors.get(422), REPORT_FORMAT_422) if x)
     if "requestBody" in operation:
         for status, why in body_errors.items():
             errors.setdefault(status, why)
