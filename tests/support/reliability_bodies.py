@@ -126,7 +126,10 @@ def _valid(
         )
     if kind == "array":
         items = schema.get("items", {})
-        return st.lists(sub(items, "[]"), max_size=min(schema.get("maxItems", 4), 4))
+        # MISSING drops a key: in a list it is no item at all (never a value to send)
+        return st.lists(sub(items, "[]"), max_size=min(schema.get("maxItems", 4), 4)).map(
+            lambda xs: [x for x in xs if x is not MISSING]
+        )
     if kind == "string":
         return _string(schema)
     if kind == "integer":
