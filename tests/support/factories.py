@@ -65,7 +65,7 @@ def trial(
     count: int = 2,
     phase: str = "baseline",
     status: str = "completed",
-    work: float = 3.6e8,
+    work: float | dict[str, Any] = 3.6e8,
     quality_work: float | None = None,
     wall: dict[str, Any] | None = None,
     scope: dict[str, bool] | None = None,
@@ -79,7 +79,9 @@ def trial(
         "candidate": {"instance_type": instance_type, "instance_count": count, "region": REGION},
         "timing_scope": scope
         or {"compile": True, "data_loading": True, "checkpoints": True, "evaluation": True},
-        "work": {
+        "work": work
+        if isinstance(work, dict)
+        else {
             "unit": "tokens",
             "done": work,
             "quality_meeting": work if quality_work is None else quality_work,

@@ -16,7 +16,8 @@ def example_one():
         "t-1",
         phase="target",
         count=2,
-        work=3.6e8,
+        # 3.6e8 tokens on the steady clock + 3.6e7 in the 360 s warm-up, counted apart
+        work={"unit": "tokens", "done": 3.96e8, "quality_meeting": 3.96e8, "warmup": 3.6e7},
         wall={
             "compile_s": 1800,
             "compile_cache_hit": False,
@@ -89,18 +90,26 @@ def scenarios(draw, priced: bool | None = True) -> EstimateInput:
     trials = []
     for i in range(draw(st.integers(1, 4))):
         steady = draw(st.floats(60, 36_000))
-        tps = draw(st.floats(1e3, 1e6))
+        # physically possible on one trn2.48xlarge: 6 × 8e9 × 2e5 / (16 × 667e12) = MFU 0.9
+        tps = draw(st.floats(1e3, 2e5))
         saves = draw(st.integers(0, 8))
         failures = draw(st.integers(0, 3))
+        warmup_s = draw(st.floats(0, 900))
         trials.append(
             trial(
                 f"t-{i}",
                 count=n_trial,
                 phase=draw(st.sampled_from(["baseline", "target"])),
-                work=tps * steady,
+                # the warm-up's work counted apart (work and time on one clock)
+                work={
+                    "unit": "tokens",
+                    "done": tps * (steady + warmup_s),
+                    "quality_meeting": tps * (steady + warmup_s),
+                    "warmup": tps * warmup_s,
+                },
                 wall={
                     "compile_s": draw(st.floats(0, 7200)),
-                    "warmup_s": draw(st.floats(0, 900)),
+                    "warmup_s": warmup_s,
                     "steady_s": steady,
                     "data_wait_s": draw(st.floats(0, 0.3)) * steady,
                     "checkpoint_save_s": draw(st.floats(1, 300)) * saves if saves else None,

@@ -169,10 +169,11 @@ def test_only_failed_or_fit_trials_are_missing_evidence():
 
 
 def test_work_in_samples_without_tokens_per_sample_is_a_domain_error():
+    # the trial is excluded (unconvertible_unit); with no other trial that is missing evidence
     wl = workload(tokens_per_sample=None)
     t = trial(work=1000, **{})
     t = t.model_copy(update={"work": t.work.model_copy(update={"unit": "samples"})})
-    with pytest.raises(DomainError, match="set workload.tokens_per_sample"):
+    with pytest.raises(DomainError, match="unconvertible_unit.*set workload.tokens_per_sample"):
         estimate(inputs(wl=wl, trials=[t], prices=snapshot()))
 
 

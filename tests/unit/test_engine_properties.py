@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, given, reject, settings
 from hypothesis import strategies as st
 
 from tests.support.scenarios import scenarios
+from trncost.errors import MissingEvidence
 from trncost.estimate import estimate
 from trncost.model import Estimate, EstimateInput, PriceSnapshot
 
@@ -89,13 +90,24 @@ def test_cost_never_increases_when_throughput_rises(inp, k):
         t.model_copy(
             update={
                 "work": t.work.model_copy(
-                    update={"done": t.work.done * k, "quality_meeting": t.work.quality_meeting * k}
-                )
+                    update={
+                        "done": t.work.done * k,
+                        "quality_meeting": t.work.quality_meeting * k,
+                        "warmup": None if t.work.warmup is None else t.work.warmup * k,
+                    }
+                ),
+                # a faster run's steady samples are faster too (else it is inconsistent)
+                "steady_throughput_samples": [x * k for x in t.steady_throughput_samples],
             }
         )
         for t in inp.trials
     ]
-    fast = estimate(inp.model_copy(update={"trials": faster_trials}))
+    try:
+        fast = estimate(inp.model_copy(update={"trials": faster_trials}))
+    except MissingEvidence:  # k× faster is past the chips' peak: excluded as impossible
+        reject()
+    # the same trials pooled on both sides (a k× faster trial past the peak is excluded)
+    assume([a.admission for a in fast.admission] == [a.admission for a in slow.admission])
     assume(slow.status == "complete" and fast.status == "complete")
     assert fast.total_usd <= slow.total_usd
     assert fast.time.total_h <= slow.time.total_h * (1 + 1e-12)

@@ -51,22 +51,31 @@ def test_a_well_evidenced_estimate_has_no_evidence_warnings():
 
 def test_an_unmeasured_instance_count_is_scaled_by_the_published_prior_and_flagged():
     est = estimate(inputs(cand=candidate(count=8), trials=[clean_trial()], prices=PRICES))
-    # measured: 1e5 tokens/s at 2 instances → at 8: 1e5 × (8/2)^α, α the prior's median
-    # exponent (1 − e^μ, below 1): less than linear's 4e5, never more
+    # measured: 3.6e8 tokens / (3,600 steady + 60 warm-up s: its work is not counted apart, so
+    # the clock holds it) = 98,360.66 tokens/s at 2 instances → at 8: × (8/2)^α, α the prior's
+    # median exponent (1 − e^μ, below 1): less than linear's 4×, never more
     from trncost.estimate.scaling_prior import PRIOR
 
+    rate = 3.6e8 / 3660
     alpha = PRIOR.median_exponent
     assert 0 < alpha < 1
-    assert est.steady_throughput == pytest.approx(1e5 * 4**alpha)
-    assert est.steady_throughput < 4e5
+    assert est.steady_throughput == pytest.approx(rate * 4**alpha)
+    assert est.steady_throughput < 4 * rate
     assert {"unmeasured_instance_count", "extrapolated_scale"} <= codes(est)
     row = next(r for r in est.inputs if r.id == "scaling:exponent")
     assert row.provenance.kind == "published_reference" and row.value == pytest.approx(alpha)
     assert "assumption:linear_scaling" not in {r.id for r in est.inputs}
 
 
-def test_within_twice_the_largest_count_is_not_called_extrapolated():
+def test_any_count_beyond_the_largest_measured_is_extrapolated():
+    # measured at 2: 4 (twice the largest, once tolerated) reaches past the evidence
     est = estimate(inputs(cand=candidate(count=4), trials=[clean_trial()], prices=PRICES))
+    assert {"unmeasured_instance_count", "extrapolated_scale"} <= codes(est)
+    assert "beyond the largest measured count (2)" in next(
+        w.message for w in est.warnings if w.code == "extrapolated_scale"
+    )
+    # below the largest measured count: unmeasured, not extrapolated
+    est = estimate(inputs(cand=candidate(count=1), trials=[clean_trial()], prices=PRICES))
     assert "unmeasured_instance_count" in codes(est)
     assert "extrapolated_scale" not in codes(est)
 
@@ -79,7 +88,8 @@ def test_baseline_only_evidence_is_flagged():
 def test_target_trials_are_preferred_over_baselines_at_the_same_count():
     fast_baseline = clean_trial("t-b", phase="baseline", work=7.2e8)
     est = estimate(inputs(trials=[fast_baseline, clean_trial()], prices=PRICES))
-    assert est.steady_throughput == pytest.approx(1e5)  # the target run's, not 2e5
+    # the target run's 3.6e8 / (3,600 + 60 warm-up s), not the baseline's twice that
+    assert est.steady_throughput == pytest.approx(3.6e8 / 3660)
 
 
 def test_restore_never_verified_is_flagged():
@@ -93,9 +103,23 @@ def test_pooling_trials_with_different_timing_scopes_is_flagged():
         wall={"steady_s": 3600},
         scope={"compile": False, "data_loading": True, "checkpoints": True, "evaluation": True},
     )
+    # by default the trial on another clock is excluded (a tie goes to the fuller clock)
     est = estimate(inputs(trials=[clean_trial(), other], prices=PRICES))
+    assert "mixed_timing_scopes" not in codes(est)
+    (excluded,) = [a for a in est.admission if a.admission == "excluded"]
+    assert excluded.trial_id == "t-2" and excluded.reasons[0].code == "other_timing_scope"
+    assert "compile" in excluded.reasons[0].message
+    # pooled at the request's flag, and said so
+    est = estimate(
+        inputs(
+            trials=[clean_trial(), other],
+            prices=PRICES,
+            assumptions={"pool_mismatched_trials": True},
+        )
+    )
     (w,) = [w for w in est.warnings if w.code == "mixed_timing_scopes"]
     assert "compile" in w.message
+    assert "mismatched_trials_pooled" in codes(est)
 
 
 def test_a_failed_quality_gate_is_not_verification():
@@ -107,7 +131,12 @@ def test_failed_and_diverged_runs_cost_money_but_add_no_throughput():
     failed = clean_trial("t-f", status="failed", work=1e12)
     diverged = clean_trial("t-d", status="diverged", work=1e12, quality_work=0)
     est = estimate(inputs(trials=[clean_trial(), failed, diverged], prices=PRICES))
-    assert est.steady_throughput == pytest.approx(1e5)
+    assert est.steady_throughput == pytest.approx(3.6e8 / 3660)  # warm-up on the clock
+    assert {a.trial_id: a.admission for a in est.admission} == {
+        "t-1": "pooled",
+        "t-f": "excluded",
+        "t-d": "excluded",
+    }
     trial_lines = [li.name for li in est.line_items if li.name.startswith("trial ")]
     assert len(trial_lines) == 3
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.factories import inputs, instance_quote, snapshot, trial, workload
+from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from trncost.estimate import CHIP_PEAKS, estimate, mfu_check
 
 WL = workload()  # 8e9 parameters, tokens
@@ -22,13 +22,36 @@ def test_hand_checked_mfu_on_trn2():
 
 
 def test_an_implausible_trial_is_flagged_on_the_estimate():
-    # 1e6 tokens/s on one trn2: 4.8e16 / (16 × 667e12) = 4.50 ≫ 0.6
-    t = trial("t-1", count=1, phase="target", work=3.6e9)
+    # 177,866.7 tokens/s on one trn2: 6 × 8e9 × 177,866.7 = 8.5376e15 / (16 × 667e12) = 0.80 >
+    # 0.6, yet possible (at fp8, 0.41): pooled, with the warning
+    t = trial("t-1", count=1, phase="target", work=6.4032e8)
     f = mfu_check(WL, t)
-    assert f.mfu == pytest.approx(4.8e16 / 1.0672e16) and f.implausible
+    assert f.mfu == pytest.approx(0.8) and f.implausible
     est = estimate(inputs(trials=[t], prices=snapshot(instance_quote("trn2.48xlarge", "36"))))
     (w,) = [w for w in est.warnings if w.code == "implausible_mfu"]
     assert "likely a measurement error" in w.message
+    assert [a.admission for a in est.admission] == ["pooled"]
+
+
+def test_an_impossible_trial_is_excluded_not_warned_about():
+    # 1e6 tokens/s on one trn2: 4.8e16 / (16 × 667e12) = 4.50 at bf16, and 2.31 even at the
+    # highest peak on record (fp8, 1,299e12): above 1, physically impossible
+    t = trial("t-1", count=1, phase="target", work=3.6e9)
+    assert mfu_check(WL, t).mfu == pytest.approx(4.8e16 / 1.0672e16)
+    ok = trial("t-2", count=1, phase="target", work=3.6e8)
+    est = estimate(
+        inputs(
+            cand=candidate(count=1),
+            trials=[t, ok],
+            prices=snapshot(instance_quote("trn2.48xlarge", "36")),
+        )
+    )
+    excluded = {a.trial_id: a for a in est.admission if a.admission == "excluded"}
+    assert list(excluded) == ["t-1"]
+    (reason,) = excluded["t-1"].reasons
+    assert reason.code == "impossible_throughput" and "MFU 2.31" in reason.message
+    assert "implausible_mfu" not in {w.code for w in est.warnings}
+    assert est.steady_throughput == pytest.approx(1e5)  # t-2 alone
 
 
 def test_explicit_precision_and_the_trn3_peak_agree_with_the_seed():

@@ -18,6 +18,8 @@ PRICES = snapshot(instance_quote("trn2.48xlarge", "36"), instance_quote("p5.48xl
 def cand(instance_type: str, work: float, count: int = 2, wl=None):
     # one target trial at 2 instances, one hour of steady work, nothing else measured
     t = trial(f"t-{instance_type}", instance_type=instance_type, phase="target", work=work)
+    if wl is not None:  # the trial ran on that workload's dataset
+        t = t.model_copy(update={"dataset_id": wl.dataset_id})
     return inputs(wl=wl, cand=candidate(instance_type, count), trials=[t], prices=PRICES)
 
 
@@ -72,6 +74,16 @@ def test_mixed_timing_scopes_make_a_candidate_comparable_with_none():
     scope = {"compile": False, "data_loading": True, "checkpoints": True, "evaluation": True}
     extra = trial("t-x", phase="target", work=3.6e8, scope=scope)
     mixed = inp.model_copy(update={"trials": [*inp.trials, extra]})
+    # by default the trial on the other clock is excluded: the candidate stays comparable
+    (est,) = [e for _, e in pairs([mixed])]
+    assert [(a.trial_id, a.admission) for a in est.admission] == [
+        ("t-trn2.48xlarge", "pooled"),
+        ("t-x", "excluded"),
+    ]
+    assert rank(pairs([mixed, cand("p5.48xlarge", 7.2e8)])).not_comparable == []
+    # pooled at the request's flag, the clocks mix
+    flag = mixed.assumptions.model_copy(update={"pool_mismatched_trials": True})
+    mixed = mixed.model_copy(update={"assumptions": flag})
     c = rank(pairs([mixed, cand("p5.48xlarge", 7.2e8)]))
     assert len({r.group for r in c.by_cost}) == 2
     assert any("mix timing scopes" in (r.note or "") for r in c.by_cost)

@@ -58,7 +58,7 @@ def analyse(
         estimated.append((cid, inp, est))
         notes: list[str] = []
         scaling = None
-        ev = Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices))
+        ev = Evidence.of(inp, Ledger(inp.prices))
         counts = ev.measured_counts()
         if len(counts) >= MIN_FIT_COUNTS:
             scaling = ev.scaling_fit()

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from trncost.errors import DomainError
+from trncost.estimate.admission import admit
 from trncost.estimate.engine import break_even_price
 from trncost.estimate.money import usd
 from trncost.model.analysis import BreakEven, Comparison, NotComparable, RankedCandidate
@@ -16,14 +17,14 @@ Member = tuple[str, EstimateInput, Estimate]  # candidate id, its input, its est
 
 
 def _scopes(inp: EstimateInput) -> set[TimingScope]:
-    c = inp.candidate
-    return {
-        t.timing_scope
-        for t in inp.trials
-        if t.candidate.instance_type == c.instance_type
-        and t.candidate.platform == c.platform
-        and t.usable_for_throughput
-    }
+    """The clocks of the candidate's pooled throughput trials (estimate/admission.py)."""
+    pooled = admit(
+        inp.workload,
+        inp.candidate,
+        inp.trials,
+        pool_mismatched=inp.assumptions.pool_mismatched_trials,
+    ).pooled
+    return {t.timing_scope for t in pooled if t.usable_for_throughput}
 
 
 def comparability(a: EstimateInput, b: EstimateInput) -> list[str]:

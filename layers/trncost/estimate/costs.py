@@ -374,7 +374,7 @@ def data_preparation(cx: CostContext) -> None:
 # -- adaptation & reruns ---------------------------------------------------------------------
 def adaptation_reruns(cx: CostContext) -> None:
     led = cx.ledger
-    for t in cx.ev.trials:
+    for t in cx.ev.all_trials:  # excluded trials ran and were billed: they count as cost
         _trial_cost(cx, t)
     eng = cx.a.engineering_cost_inputs()
     if eng is None:

@@ -86,7 +86,7 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
             f"prices come from {inp.prices.snapshot_id}, an example file bundled with "
             "trncost, not from an AWS Price List snapshot: do not budget with them",
         )
-    ev = Evidence(w, c, inp.trials, ledger)
+    ev = Evidence.of(inp, ledger)
     tm = _held_too_long(time_to_target(ev, inp.assumptions, ledger))
     common = _Common(
         engine_version=__version__,
@@ -109,6 +109,7 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
             total_formula="no total: " + (tm.infeasible_reason or ""),
             warnings=ledger.warnings,
             inputs=list(ledger.rows.values()),
+            admission=ev.admission.records,
         )
 
     cx = CostContext(ev, tm, inp.assumptions, ledger)
@@ -146,6 +147,7 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
         cost_per_million_tokens_usd=per_m_tokens,
         warnings=ledger.warnings,
         inputs=list(ledger.rows.values()),
+        admission=ev.admission.records,
     )
 
 

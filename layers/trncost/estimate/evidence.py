@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 from trncost.errors import DomainError, MissingEvidence
+from trncost.estimate.admission import admit
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.measured import (
     Measured,
@@ -20,20 +21,34 @@ from trncost.estimate.mfu import mfu_check
 from trncost.estimate.readings import TrialReadings
 from trncost.model.analysis import ScalingFit
 from trncost.model.candidate import Candidate
+from trncost.model.estimate import EstimateInput
 from trncost.model.provenance import Derived, PublishedReference
 from trncost.model.trial import Phase, TrialRun
 from trncost.model.workload import Workload
 
 MIN_FIT_COUNTS = 3  # instance counts a scaling fit needs (trncost.estimate.scaling uses it)
 
-EXTRAPOLATION_LIMIT = 2.0  # beyond 2× the largest measured count the estimate says so
+# Any count beyond the largest measured one is extrapolation (principle 6): the estimate says so
+# and the decision is never ready_to_budget on it. (A multiple of the largest count, kept as a
+# factor for the readers of this name.)
+EXTRAPOLATION_LIMIT = 1.0
 
 
 class Evidence(TrialReadings):
-    """The trials of one workload on one instance type and platform, read for the engine."""
+    """The trials of one workload on one instance type and platform, read for the engine.
+
+    `all_trials` are the candidate's own trials (each one counts as cost); `trials` are the
+    pooled ones (estimate/admission.py), the only ones any figure is read from.
+    """
 
     def __init__(
-        self, workload: Workload, candidate: Candidate, trials: Sequence[TrialRun], ledger: Ledger
+        self,
+        workload: Workload,
+        candidate: Candidate,
+        trials: Sequence[TrialRun],
+        ledger: Ledger,
+        *,
+        pool_mismatched: bool = False,
     ) -> None:
         self.workload = workload
         self.candidate = candidate
@@ -44,13 +59,10 @@ class Evidence(TrialReadings):
                     f"trial {t.trial_id} belongs to workload {t.workload_id}, "
                     f"not {workload.workload_id}"
                 )
-        self.trials = [
-            t
-            for t in trials
-            if t.candidate.instance_type == candidate.instance_type
-            and t.candidate.platform == candidate.platform
-        ]
-        if not self.trials:
+        self.admission = admit(workload, candidate, trials, pool_mismatched=pool_mismatched)
+        self.all_trials = self.admission.own
+        self.trials = self.admission.pooled
+        if not self.all_trials:
             raise MissingEvidence(
                 f"no trial of {candidate.instance_type} ({candidate.platform}) for workload "
                 f"{workload.workload_id}: run a fit and a baseline trial first; "
@@ -65,32 +77,72 @@ class Evidence(TrialReadings):
                 f"quality-meeting work {t.work.quality_meeting:g})"
                 for t in self.trials
             )
+            excluded = self.admission.summary(detail=True)
             raise MissingEvidence(
                 f"no usable trial of {candidate.instance_type} for workload "
                 f"{workload.workload_id}: throughput needs a completed baseline or target run "
-                f"with quality-meeting work and steady time; have: {seen}",
+                f"with quality-meeting work and steady time; have: {seen or 'none pooled'}"
+                + (f"; excluded: {excluded}" if excluded else ""),
                 missing=["completed baseline or target trial with quality-meeting work"],
             )
         self._fit: ScalingFit | None = None
+        self._record_admission()
         self._check_consistency()
+
+    @classmethod
+    def of(cls, inp: EstimateInput, ledger: Ledger) -> Evidence:
+        """The evidence of `inp`'s candidate, admitted as its request says."""
+        return cls(
+            inp.workload,
+            inp.candidate,
+            inp.trials,
+            ledger,
+            pool_mismatched=inp.assumptions.pool_mismatched_trials,
+        )
+
+    # -- admission -------------------------------------------------------------------------
+    def _record_admission(self) -> None:
+        """One input row per trial (pooled or excluded, why), and the warnings that say it."""
+        led = self.ledger
+        for rec, t in zip(self.admission.records, self.all_trials, strict=True):
+            why = "; ".join(f"{r.code}: {r.message}" for r in rec.reasons)
+            led.row(
+                f"admission:{rec.trial_id}",
+                f"trial {rec.trial_id} ({rec.phase}, {rec.status}, {rec.instance_count} instances)",
+                rec.admission + (f" ({why})" if why else ""),
+                None,
+                measurement([t], "admission (estimate/admission.py)"),
+            )
+        if self.admission.excluded:
+            led.warn(
+                "trials_excluded",
+                f"trials left out of the figures: {self.admission.summary()}; they still count "
+                "as cost (adaptation & reruns)",
+            )
+        if self.admission.mismatches_pooled:
+            pooled = ", ".join(
+                f"{r.trial_id} ({', '.join(x.code for x in r.reasons)})"
+                for r in self.admission.mismatches_pooled
+            )
+            led.warn(
+                "mismatched_trials_pooled",
+                f"pooled at the request's pool_mismatched_trials: {pooled}: the figures rest on "
+                "trials of another dataset, code version or clock than the workload's",
+            )
 
     # -- work units ------------------------------------------------------------------------
     def _units_factor(self, t: TrialRun) -> float:
         factor = self.workload.units_per(t.work.unit)
-        if factor is None:
+        if factor is None:  # admission excludes such a trial: never reached for a pooled one
             raise DomainError(
                 f"trial {t.trial_id} counts work in {t.work.unit} but the workload's target is "
                 f"in {self.workload.target.unit}; set workload.tokens_per_sample"
-                + (
-                    " and workload.samples_per_step"
-                    if "steps" in (t.work.unit, self.workload.target.unit)
-                    else ""
-                )
             )
         return factor
 
     def quality_work(self, t: TrialRun) -> float:
-        return t.work.quality_meeting * self._factor[t.trial_id]
+        """Quality-meeting work on the steady clock, in target units."""
+        return t.steady_work * self._factor[t.trial_id]
 
     # -- checks that become warnings -------------------------------------------------------
     def _check_consistency(self) -> None:
@@ -110,6 +162,7 @@ class Evidence(TrialReadings):
             ("parallelism", c.parallelism),
             ("neuron_sdk_version", c.neuron_sdk_version),
             ("framework_version", c.framework_version),
+            ("precision", c.precision),
         ):
             if expected is None:
                 continue
@@ -224,8 +277,8 @@ class Evidence(TrialReadings):
         if count > EXTRAPOLATION_LIMIT * max(counts):
             led.warn(
                 "extrapolated_scale",
-                f"{count} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured "
-                f"count ({max(counts)}): the estimate reaches past its evidence",
+                f"{count} instances is beyond the largest measured count ({max(counts)}): the "
+                "estimate reaches past its evidence",
             )
         value = prior.point
         row = led.derived(
@@ -237,6 +290,10 @@ class Evidence(TrialReadings):
             [rates[prior.anchor].row_id, exponent_row],
         )
         return Measured(value, row)
+
+    def target_counts(self) -> list[int]:
+        """Instance counts with a usable target-phase trial (representative load), ascending."""
+        return sorted({t.candidate.instance_count for t in self.usable if t.phase == Phase.target})
 
     def measured_counts(self) -> list[int]:
         """Instance counts with at least one usable (throughput) trial, ascending."""
@@ -299,8 +356,8 @@ class Evidence(TrialReadings):
         if count > EXTRAPOLATION_LIMIT * max(counts):
             led.warn(
                 "extrapolated_scale",
-                f"{count} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured "
-                f"count ({max(counts)}): the scaling fit reaches past its evidence",
+                f"{count} instances is beyond the largest measured count ({max(counts)}): the "
+                "scaling fit reaches past its evidence",
             )
         value = fit.predict(count)
         row = led.derived(
@@ -308,8 +365,7 @@ class Evidence(TrialReadings):
             f"throughput at {count} instances (scaling fit: {_weights(fit)})",
             value,
             f"{unit}/s",
-            f"BIC-weighted geometric mean of linear, Amdahl and USL at n={count} "
-            f"({_weights(fit)})",
+            f"BIC-weighted geometric mean of linear, Amdahl and USL at n={count} ({_weights(fit)})",
             param_rows,
         )
         return Measured(value, row)
@@ -335,7 +391,7 @@ class Evidence(TrialReadings):
         target = [t for t in at if t.phase == Phase.target]
         used = target or at
         work = sum(self.quality_work(t) for t in used)
-        clock = sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used)
+        clock = sum(_clock(t) for t in used)
         value = work / clock
         unit = self.workload.target.unit
         phase = "target" if target else "baseline"
@@ -344,7 +400,11 @@ class Evidence(TrialReadings):
             f"throughput at {count} instances ({phase} trials)",
             value,
             f"{unit}/s",
-            measurement(used, "Σ quality-meeting work / Σ (steady + data-wait seconds)"),
+            measurement(
+                used,
+                "Σ steady quality-meeting work / Σ (steady + data-wait seconds), warm-up out of "
+                "both (or in both, when its work was not counted apart)",
+            ),
         )
         samples = [s * self._factor[t.trial_id] for t in used for s in t.steady_throughput_samples]
         if len(samples) >= 2:
@@ -358,7 +418,9 @@ class Evidence(TrialReadings):
                 None,
                 measurement(used, "stdev / mean of steady samples"),
             )
-        effective = work / sum(t.wall.total_s for t in used)
+        effective = sum(t.work.quality_meeting * self._factor[t.trial_id] for t in used) / sum(
+            t.wall.total_s for t in used
+        )
         self.ledger.row(
             f"effective_throughput:n={count}",
             "trial effective throughput (quality work / end-to-end wall)",
@@ -368,6 +430,7 @@ class Evidence(TrialReadings):
         )
         return Measured(value, row)
 
+
 def _weights(fit: ScalingFit) -> str:
     return ", ".join(
         f"{m} {w:.0%}" for m, w in sorted(fit.weights.items(), key=lambda t: -t[1]) if w >= 0.005
@@ -375,4 +438,5 @@ def _weights(fit: ScalingFit) -> str:
 
 
 def _clock(t: TrialRun) -> float:
-    return t.wall.steady_s + (t.wall.data_wait_s or 0.0)
+    """The steady clock (trncost.model.trial.TrialRun.steady_clock_s): one window with the work."""
+    return t.steady_clock_s

@@ -19,7 +19,8 @@ from trncost.model.trial import TrialRun
 from trncost.model.workload import Workload
 
 PLAUSIBLE_MFU = 0.6
-DEFAULT_PRECISION = "bf16"
+IMPOSSIBLE_MFU = 1.0  # above the chip's peak: the trial is excluded (estimate/admission.py)
+DEFAULT_PRECISION = "bf16"  # the plausibility check's assumption when a trial states none
 
 _NEURON = (
     "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/arch/neuron-hardware"
@@ -27,16 +28,18 @@ _NEURON = (
 _TRN1 = ChipPeak(
     chip="Trainium",
     chips_per_instance=16,
-    dense_flops={"bf16": 190e12, "fp8": 190e12},
+    dense_flops={"bf16": 190e12, "fp16": 190e12, "tf32": 190e12, "fp8": 190e12, "fp32": 47.5e12},
     source=(
-        f"{_NEURON}/trainium.html: 'Two NeuronCore-v2 delivering … 190 FP16/BF16/cFP8/TF32 "
-        "TFLOPS' per chip; 'At the heart of the Trn1 instance are 16 x Trainium chips'"
+        f"{_NEURON}/trainium.html: 'Two NeuronCore-v2 delivering 380 INT8 TOPS, 190 "
+        "FP16/BF16/cFP8/TF32 TFLOPS, and 47.5 FP32 TFLOP' per chip; 'At the heart of the Trn1 "
+        "instance are 16 x Trainium chips'"
     ),
 )
-_H100_SXM = {"bf16": 989e12, "fp8": 1979e12}
+_H100_SXM = {"bf16": 989e12, "fp16": 989e12, "tf32": 494.5e12, "fp8": 1979e12, "fp32": 67e12}
 _H100_SOURCE = (
     "NVIDIA H100/H200 SXM datasheets (https://www.nvidia.com/en-us/data-center/h100/, "
-    "/h200/): BF16 1,979 and FP8 3,958 TFLOPS 'with sparsity'; dense is half: 989 and 1,979"
+    "/h200/): TF32 989, BF16/FP16 1,979 and FP8 3,958 TFLOPS 'with sparsity'; dense is half: "
+    "494.5, 989 and 1,979; FP32 67 TFLOPS. Hopper has no MXFP8/MXFP4 tensor-core format"
 )
 
 CHIP_PEAKS: dict[str, ChipPeak] = {
@@ -45,24 +48,39 @@ CHIP_PEAKS: dict[str, ChipPeak] = {
     "trn2.48xlarge": ChipPeak(
         chip="Trainium2",
         chips_per_instance=16,
-        dense_flops={"bf16": 667e12, "fp8": 1299e12},
+        dense_flops={
+            "bf16": 667e12,
+            "fp16": 667e12,
+            "tf32": 667e12,
+            "fp8": 1299e12,
+            "fp32": 181e12,
+        },
         source=(
             f"{_NEURON}/trainium2.html: 'Eight NeuronCore-v3 that collectively deliver: 1,299 "
-            "FP8 TFLOPS, 667 BF16/FP16/TF32 TFLOPS' per chip; a trn2.48xlarge has 16 Trainium2 "
-            "chips (Neuron training best practices)"
+            "FP8 TFLOPS, 667 BF16/FP16/TF32 TFLOPS, … 181 FP32 TFLOPS' per chip; a "
+            "trn2.48xlarge has 16 Trainium2 chips (Neuron training best practices)"
         ),
     ),
     "trn3.48xlarge": ChipPeak(
         chip="Trainium3",
         chips_per_instance=16,
-        dense_flops={"bf16": 671e12, "fp8": 2517e12},
+        dense_flops={
+            "bf16": 671e12,
+            "fp16": 671e12,
+            "tf32": 671e12,
+            "mxfp8": 2517e12,
+            "mxfp4": 2517e12,
+            "fp8": 2517e12,
+            "fp32": 183e12,
+        },
         source=(
             f"{_NEURON}/trainium3.html: 'Eight NeuronCore-v4 cores that collectively deliver: "
-            "2,517 MXFP8/MXFP4 TFLOPS, 671 BF16/FP16/TF32 TFLOPS' per chip; cross-check: Trn3 "
-            "UltraServer 362 FP8 PFLOPs / 144 chips = 2.51 PFLOP/s per chip (seeds/002, "
-            "aboutamazon.com Trainium3 UltraServer announcement). 16 chips per instance: "
-            f"{_NEURON}/trn3-arch.html 'Gen1 UltraServer consists of four servers with 16 "
-            "Trainium3 devices per server' (trn3.48xlarge as the project's examples name it)"
+            "2,517 MXFP8/MXFP4 TFLOPS, 671 BF16/FP16/TF32 TFLOPS, … 183 FP32 TFLOPS' per chip; "
+            "FP8: Trn3 UltraServer 362 FP8 PFLOPs / 144 chips = 2.51 PFLOP/s per chip "
+            "(seeds/002, aboutamazon.com Trainium3 UltraServer announcement). 16 chips per "
+            f"instance: {_NEURON}/trn3-arch.html 'Gen1 UltraServer consists of four servers "
+            "with 16 Trainium3 devices per server' (trn3.48xlarge as the project's examples "
+            "name it)"
         ),
     ),
     "p5.48xlarge": ChipPeak(
@@ -86,11 +104,20 @@ CHIP_PEAKS: dict[str, ChipPeak] = {
     "p6-b200.48xlarge": ChipPeak(
         chip="NVIDIA B200",
         chips_per_instance=8,
-        dense_flops={"bf16": 2.25e15, "fp8": 4.5e15},
+        dense_flops={
+            "bf16": 2.25e15,
+            "fp16": 2.25e15,
+            "tf32": 1.1e15,
+            "fp8": 4.5e15,
+            "mxfp8": 4.5e15,
+            "mxfp4": 9e15,
+            "fp32": 75e12,
+        },
         source=(
             "https://aws.amazon.com/ec2/instance-types/p6/ (8× B200); NVIDIA HGX B200 "
-            "(https://www.nvidia.com/en-us/data-center/hgx/): per GPU BF16 4.5 and FP8 9 "
-            "PFLOPS 'with sparsity'; dense is half: 2.25 and 4.5"
+            "(https://www.nvidia.com/en-us/data-center/hgx/): per GPU FP4 18, FP8/FP6 9, "
+            "FP16/BF16 4.5 and TF32 2.2 PFLOPS 'with sparsity' (dense is half: 9, 4.5, 2.25, "
+            "1.1; Blackwell's MX formats run at the FP8 and FP4 rates), FP32 75 TFLOPS"
         ),
     ),
 }
@@ -101,17 +128,19 @@ def chip_peak(instance_type: str) -> ChipPeak | None:
 
 
 def trial_tokens_per_s(workload: Workload, trial: TrialRun) -> float | None:
-    """All tokens processed per second at steady state (mean of the samples, else work/clock)."""
+    """All tokens processed per second at steady state (mean of the samples, else work ÷ the
+    steady clock, on one window: trncost.model.trial.TrialRun.steady_clock_s)."""
     per = workload.tokens_per(trial.work.unit)
     if per is None:
         return None
     samples = trial.steady_throughput_samples
     if samples:
         return per * sum(samples) / len(samples)
-    clock = trial.wall.steady_s + (trial.wall.data_wait_s or 0.0)
-    if clock <= 0 or trial.work.done <= 0:
+    clock = trial.steady_clock_s
+    done = trial.work.done - (trial.work.warmup or 0.0)
+    if clock <= 0 or done <= 0:
         return None
-    return per * trial.work.done / clock
+    return per * done / clock
 
 
 class _FindingHead(TypedDict):
@@ -129,7 +158,8 @@ def mfu_check(
     precision: str | None = None,
     plausible_max: float = PLAUSIBLE_MFU,
 ) -> MfuFinding | None:
-    """The trial's model-FLOPs utilisation against its chips' dense peak.
+    """The trial's model-FLOPs utilisation against its chips' dense peak at its precision
+    (`precision`, else the trial's own, else DEFAULT_PRECISION, said to be assumed).
 
     None when the trial measured no steady throughput at all. A finding without `mfu` says
     why (no peak on record, tokens unknown, no peak at that precision).
@@ -155,8 +185,9 @@ def mfu_check(
                 "does not say how many tokens that is: MFU not checked"
             ),
         )
-    assumed = precision is None
-    prec = precision or (DEFAULT_PRECISION if DEFAULT_PRECISION in peak.dense_flops else "fp8")
+    stated = precision or trial.precision
+    assumed = stated is None
+    prec = stated or (DEFAULT_PRECISION if DEFAULT_PRECISION in peak.dense_flops else "fp8")
     if prec not in peak.dense_flops:
         return MfuFinding(
             **base,
@@ -177,7 +208,7 @@ def mfu_check(
     )
     if assumed:
         note += f" ({prec} assumed: the trial does not record its precision"
-        other = [p for p in peak.dense_flops if p != prec]
+        other = [p for p in ("fp8", "mxfp8") if p in peak.dense_flops and p != prec][:1]
         if other:
             o = other[0]
             note += f"; at {o} it would be {model_flops / (chips * peak.dense_flops[o]):.2f}"
@@ -200,3 +231,27 @@ def mfu_check(
         source=peak.source,
         note=note,
     )
+
+
+def impossible_mfu(workload: Workload, trial: TrialRun) -> MfuFinding | None:
+    """The finding when the trial's throughput is physically impossible: MFU above
+    IMPOSSIBLE_MFU at its stated precision, or (precision not stated) even at the chip's
+    highest peak on record. None when it is possible, or cannot be checked."""
+    peak = chip_peak(trial.candidate.instance_type)
+    if peak is None:
+        return None
+    prec = trial.precision
+    if prec is None:
+        prec = max(peak.dense_flops, key=lambda p: peak.dense_flops[p])
+    finding = mfu_check(workload, trial, precision=prec, plausible_max=IMPOSSIBLE_MFU)
+    if finding is None or finding.mfu is None or finding.mfu <= IMPOSSIBLE_MFU:
+        return None
+    if trial.precision is None:
+        finding = finding.model_copy(
+            update={
+                "precision_assumed": True,
+                "note": finding.note + f" (at {prec}, the highest peak on record: the trial "
+                "does not record its precision)",
+            }
+        )
+    return finding

@@ -99,10 +99,11 @@ def _expected_trial(
     if not rate:
         return None
     factor = ev.workload.units_per(base.work.unit) or 1.0
-    clock = base.wall.steady_s + (base.wall.data_wait_s or 0.0)
-    work = rate * clock / factor  # in the template's own unit
-    old_rate = base.work.quality_meeting / clock if clock else 0.0
-    scale = (work / clock) / old_rate if old_rate else 1.0
+    clock = base.steady_clock_s  # the window of the steady work (warm-up in or out of both)
+    warmup = base.work.warmup or 0.0
+    work = rate * clock / factor + warmup  # in the template's own unit
+    old_rate = base.steady_work / clock if clock else 0.0
+    scale = ((work - warmup) / clock) / old_rate if old_rate else 1.0
     data = base.model_dump()  # re-validated, so no cached figure of the template survives
     data.update(
         trial_id=f"next-trial-{i}",
@@ -144,7 +145,7 @@ def next_trial(
     else:
         assert width is not None and p50 is not None
         reason = f"the range is wide ((P90 − P10) / P50 = {width / p50:.0%} > {WIDE:.0%})"
-    ev = Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices))
+    ev = Evidence.of(inp, Ledger(inp.prices))
     now = _measure(monte_carlo(inp, samples=SAMPLES, seed=seed, est=est), measure)
     if now is None:
         return None

@@ -69,6 +69,31 @@ class TrialReadings:
             "warm-up time",
         )
 
+    def other_s(self) -> MaybeMeasured:
+        """Per-run setup outside the training clock (SageMaker starting, downloading,
+        uploading): once per run, and again per restart."""
+        used = [t for t in self.trials if t.wall.other_s is not None]
+        if not used:
+            return Measured(
+                None,
+                self.ledger.row(
+                    "time:other_s",
+                    "per-run setup (starting, downloading, uploading)",
+                    None,
+                    "s",
+                    not_measured("per-run setup time"),
+                ),
+            )
+        return self._mean(
+            used,
+            lambda t: t.wall.other_s,
+            "time:other_s",
+            "per-run setup (starting, downloading, uploading), once per run and per restart",
+            "s",
+            "other_not_measured",
+            "per-run setup time",
+        )
+
     def _mean(
         self,
         used: Sequence[TrialRun],
@@ -134,9 +159,7 @@ class TrialReadings:
                     not_measured("checkpoint interval"),
                 ),
             )
-        value = sum(t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used) / sum(
-            t.checkpointing.saves for t in used
-        )
+        value = sum(t.steady_clock_s for t in used) / sum(t.checkpointing.saves for t in used)
         return Measured(
             value,
             self.ledger.row(
@@ -144,7 +167,7 @@ class TrialReadings:
                 "checkpoint interval",
                 value,
                 "s",
-                measurement(used, "Σ (steady + data-wait seconds) / Σ saves"),
+                measurement(used, "Σ steady-clock seconds / Σ saves"),
             ),
         )
 
@@ -180,7 +203,7 @@ class TrialReadings:
                 ),
             )
         value = sum(measured_values(used, lambda t: t.wall.evaluation_s)) / sum(
-            t.wall.steady_s + (t.wall.data_wait_s or 0.0) for t in used
+            t.steady_clock_s for t in used
         )
         return Measured(
             value,
@@ -189,7 +212,7 @@ class TrialReadings:
                 "evaluation seconds per steady second",
                 value,
                 None,
-                measurement(used, "Σ evaluation seconds / Σ (steady + data-wait seconds)"),
+                measurement(used, "Σ evaluation seconds / Σ steady-clock seconds"),
             ),
         )
 

@@ -1,8 +1,11 @@
 """Time to target: steady work, one-time compile and warm-up, checkpoints, evaluation,
 expected failures (a fixed point) and the idle share of held time.
 
-    T_base = compile + warm-up + steady + checkpoint saves + evaluation
-    T      = T_base / (1 − λ·n·(t_restart + interval/2))       (λ per instance-hour)
+    T_base = setup + compile + warm-up + steady + checkpoint saves + evaluation
+    T      = T_base / (1 − λ·n·(t_restart + setup + interval/2))       (λ per instance-hour)
+
+`setup` is the trials' per-run time outside the training clock (`wall.other_s`: SageMaker
+starting, downloading, uploading): once per run, and again per restart.
     held   = T / (1 − idle fraction)
 
 If the failure denominator is ≤ 0 the plan never finishes: failures arrive faster than the
@@ -150,15 +153,17 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
         [steady_row, evaluation.row_id],
     )
 
+    other = ev.other_s()
     compile_s, warmup_s = compile_.value or 0.0, warmup.value or 0.0
-    base_s = compile_s + warmup_s + steady_s + checkpoint_s + eval_s
+    other_s = other.value or 0.0
+    base_s = other_s + compile_s + warmup_s + steady_s + checkpoint_s + eval_s
     base_row = ledger.derived(
         "time:base_h",
         "time before failures",
         base_s / 3600,
         "h",
-        "compile + warm-up + steady + checkpoints + evaluation",
-        [compile_.row_id, warmup.row_id, steady_row, ckpt_row, eval_row],
+        "setup + compile + warm-up + steady + checkpoints + evaluation",
+        [other.row_id, compile_.row_id, warmup.row_id, steady_row, ckpt_row, eval_row],
     )
 
     # Failures: λ per instance-hour, each costing a restart and half an interval of lost work.
@@ -182,18 +187,20 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
             "failure costs only its lost work here",
         )
     lost_interval_s = interval.value if interval is not None and interval.value else base_s
-    loss_per_failure_h = ((restart_value or 0.0) + lost_interval_s / 2) / 3600
+    loss_per_failure_h = ((restart_value or 0.0) + other_s + lost_interval_s / 2) / 3600
     denominator = 1 - lam.value * n * loss_per_failure_h
     failure_inputs = [
         base_row,
         lam.row_id,
         count_row,
         *(r.row_id for r in (restart, interval) if r is not None),
+        *([other.row_id] if other.value else []),
     ]
     if denominator <= 0:
         reason = (
             f"the plan cannot finish: {lam.value:g} failures per instance-hour × {n} instances × "
-            f"{loss_per_failure_h:.3f} h lost per failure = {1 - denominator:.3f} ≥ 1 "
+            f"{loss_per_failure_h:.3f} h lost per failure (restart, setup and half a checkpoint "
+            f"interval) = {1 - denominator:.3f} ≥ 1 "
             "(failures arrive faster than checkpointed work is kept); checkpoint more often, "
             "restart faster or use fewer instances"
         )
@@ -203,7 +210,8 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
             None,
             "h",
             Derived(
-                formula="T_base / (1 − λ·n·(t_restart + interval/2)) ≤ 0", inputs=failure_inputs
+                formula="T_base / (1 − λ·n·(t_restart + setup + interval/2)) ≤ 0",
+                inputs=failure_inputs,
             ),
         )
         return TimeModel(None, reason, total_row, total_row, rate.value, rate.row_id)
@@ -213,7 +221,7 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
         "expected time to target",
         total_s / 3600,
         "h",
-        "T_base / (1 − λ·n·(t_restart + interval/2))",
+        "T_base / (1 − λ·n·(t_restart + setup + interval/2))",
         failure_inputs,
     )
 
@@ -231,6 +239,7 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
         [total_row, *([idle.row_id] if idle else [])],
     )
     time = TimeToTarget(
+        setup_h=other_s / 3600,
         steady_h=steady_s / 3600,
         compile_h=compile_s / 3600,
         warmup_h=warmup_s / 3600,

@@ -66,7 +66,7 @@ class Inputs(EvidenceDraws):
         self.basis: list[str] = []
         self.predictive: FitPredictive | None = None
         self.doublings = 0.0
-        self.ev = Evidence(inp.workload, inp.candidate, inp.trials, Ledger(inp.prices))
+        self.ev = Evidence.of(inp, Ledger(inp.prices))
         self.items: list[Uncertain] = []
         self._throughput()
         self._failure_rate()

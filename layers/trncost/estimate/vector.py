@@ -151,8 +151,10 @@ class VectorModel:
         else:
             checkpoint_s = 0.0
         eval_s = steady_s * p["time:evaluation_fraction"]
-        # ((compile + warm-up) + steady) + checkpoints + evaluation, in place where arrays
-        base_s = steady_s + (p["time:compile_s"] + p["time:warmup_s"])
+        # per-run setup (timing.py: once per run and again per restart)
+        setup = p.get("time:other_s", 0.0)
+        # ((setup + compile + warm-up) + steady) + checkpoints + evaluation, in place where arrays
+        base_s = steady_s + (setup + p["time:compile_s"] + p["time:warmup_s"])
         if isinstance(base_s, np.ndarray) and base_s.ndim and np.broadcast_shapes(
             base_s.shape, np.shape(checkpoint_s), np.shape(eval_s)
         ) == base_s.shape:
@@ -163,7 +165,7 @@ class VectorModel:
         lam = v.get(self.lam_row, p[self.lam_row])
         restart = v.get(self.restart_row, p[self.restart_row]) if self.restart_row else 0.0
         lost = self.interval if self.interval else base_s
-        loss_h = (restart + lost / 2) / 3600
+        loss_h = (restart + setup + lost / 2) / 3600
         denominator = 1 - lam * p["candidate:instance_count"] * loss_h
         base_s, denominator = np.broadcast_arrays(base_s, denominator)
         feasible = denominator > 0
@@ -246,6 +248,7 @@ def build(inp: EstimateInput, est: Estimate) -> VectorModel:
     value(rate_row)
     value("time:compile_s", 0.0)
     value("time:warmup_s", 0.0)
+    value("time:other_s", 0.0)
     value("time:evaluation_fraction", 0.0)
     interval = (
         value("assumption:checkpoint_interval_s")

@@ -29,8 +29,9 @@ from trncost.model.analysis import (
     VariedInput,
 )
 from trncost.model.assumptions import Assumed, Assumptions, DataPreparation, FleetFailurePrior
-from trncost.model.candidate import Candidate, Parallelism, Platform, PurchaseOption
+from trncost.model.candidate import Candidate, Parallelism, Platform, Precision, PurchaseOption
 from trncost.model.estimate import (
+    AdmissionReason,
     Component,
     Estimate,
     EstimateInput,
@@ -39,6 +40,7 @@ from trncost.model.estimate import (
     LineItem,
     PendingTerm,
     TimeToTarget,
+    TrialAdmission,
 )
 from trncost.model.price import (
     CapacityBlockTerms,
@@ -136,6 +138,7 @@ __all__ = [
     "Provenance",
     "PublishedReference",
     "ProvenanceKind",
+    "Precision",
     "PurchaseOption",
     "QualityGate",
     "QualityResult",
@@ -146,6 +149,8 @@ __all__ = [
     "Service",
     "Target",
     "TimeToTarget",
+    "TrialAdmission",
+    "AdmissionReason",
     "TimingScope",
     "LineRange",
     "MeasuredIn",

@@ -114,6 +114,11 @@ class Assumptions(DomainModel):
     engineering_hours: Assumed[Hours] | None = None
     engineering_hourly_usd: Assumed[HourlyUsd] | None = None
     price_overrides: list[PriceOverride] = Field(default_factory=list)
+    pool_mismatched_trials: bool = Field(
+        default=False,
+        description="pool trials of another dataset, code version or timing scope than the "
+        "workload's (excluded by default); the estimate then says so in its warnings",
+    )
 
     @field_validator("idle_fraction")
     @classmethod

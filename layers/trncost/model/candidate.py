@@ -17,6 +17,18 @@ class PurchaseOption(StrEnum):
     savings_plan = "savings_plan"
 
 
+class Precision(StrEnum):
+    """The number format of the training's matrix math (what the chip's peak is quoted at)."""
+
+    bf16 = "bf16"
+    fp16 = "fp16"
+    tf32 = "tf32"
+    fp32 = "fp32"
+    fp8 = "fp8"
+    mxfp8 = "mxfp8"
+    mxfp4 = "mxfp4"
+
+
 class Platform(StrEnum):
     ec2 = "ec2"
     sagemaker = "sagemaker"
@@ -40,6 +52,11 @@ class Candidate(DomainModel):
     framework: Name | None = None
     framework_version: Name | None = None
     neuron_sdk_version: Name | None = None
+    precision: Precision | None = Field(
+        default=None,
+        description="the matrix-math precision (bf16, fp16, tf32, fp32, fp8, mxfp8, mxfp4): the "
+        "MFU check reads the chip's peak at it; None: not stated",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -99,7 +99,37 @@ class EstimateWarning(DomainModel):
     message: str
 
 
+class AdmissionReason(DomainModel):
+    """Why a trial was left out of an estimate's figures (or pooled by the request's flag)."""
+
+    code: str = Field(
+        description="other_dataset | other_code_version | other_timing_scope | "
+        "unconvertible_unit | impossible_throughput | inconsistent_samples | no_work | "
+        "not_completed | non_finite_loss"
+    )
+    message: str
+
+
+class TrialAdmission(DomainModel):
+    """One trial of the candidate's instance type and platform: pooled into the figures, or
+    excluded with its reasons. An excluded trial still counts as cost (adaptation & reruns)."""
+
+    trial_id: str
+    phase: str
+    status: str
+    instance_count: int
+    admission: Literal["pooled", "excluded"]
+    reasons: list[AdmissionReason] = Field(
+        default_factory=list,
+        description="why it is excluded; for a pooled trial, the mismatches the request's "
+        "pool_mismatched_trials flag let in",
+    )
+
+
 class TimeToTarget(DomainModel):
+    setup_h: float = Field(
+        default=0.0, description="per-run setup outside the training clock (wall.other_s)"
+    )
     steady_h: float
     compile_h: float
     warmup_h: float
@@ -161,6 +191,11 @@ class Estimate(DomainModel):
     cost_per_million_tokens_usd: Money | None = None
     warnings: list[EstimateWarning] = Field(default_factory=list)
     inputs: list[InputRow] = Field(default_factory=list)
+    admission: list[TrialAdmission] = Field(
+        default_factory=list,
+        description="every trial of the candidate's instance type and platform: pooled or "
+        "excluded, with the reasons",
+    )
 
     @property
     def complete(self) -> bool:

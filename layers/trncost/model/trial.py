@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from functools import cached_property
+from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -19,7 +20,21 @@ from trncost.model.bounds import (
 from trncost.model.candidate import Candidate
 from trncost.model.common import DomainModel, Fraction, Identifier, Name
 from trncost.model.provenance import TrialMeasurement
-from trncost.model.workload import WorkUnit
+from trncost.model.workload import TimingScope, WorkUnit
+
+__all__ = [
+    "Checkpointing",
+    "Phase",
+    "QualityResult",
+    "Reliability",
+    "TimingScope",
+    "TrialRun",
+    "TrialStatus",
+    "Usage",
+    "Utilization",
+    "WallTime",
+    "Work",
+]
 
 
 class Phase(StrEnum):
@@ -33,18 +48,6 @@ class TrialStatus(StrEnum):
     failed = "failed"
     diverged = "diverged"
     stopped = "stopped"
-
-
-class TimingScope(DomainModel):
-    """What the trial's clock includes. Two trials compare only if these match."""
-
-    compile: bool
-    data_loading: bool
-    checkpoints: bool
-    evaluation: bool
-
-    def differences(self, other: TimingScope) -> list[str]:
-        return [f for f in type(self).model_fields if getattr(self, f) != getattr(other, f)]
 
 
 class WallTime(DomainModel):
@@ -83,11 +86,19 @@ class Work(DomainModel):
     quality_meeting: WorkAmount = Field(
         description="work that counts toward the target (diverged or discarded work excluded)"
     )
+    warmup: WorkAmount | None = Field(
+        default=None,
+        description="work done during the warm-up (wall.warmup_s), included in done and "
+        "quality_meeting; steady throughput leaves it out with the warm-up seconds. None: not "
+        "counted apart (the steady clock then includes the warm-up seconds)",
+    )
 
     @model_validator(mode="after")
     def _quality_within_done(self) -> Work:
         if self.quality_meeting > self.done:
             raise ValueError("work.quality_meeting cannot exceed work.done")
+        if self.warmup is not None and self.warmup > self.done:
+            raise ValueError("work.warmup cannot exceed work.done")
         return self
 
 
@@ -167,6 +178,36 @@ class TrialRun(DomainModel):
         "record's rules (see the notes)",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _precision_and_divergence(cls, data: Any) -> Any:
+        """`precision` at the top level goes to the candidate (where it lives); a completed run
+        whose loss went non-finite is `diverged`, with a note."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "precision" in data:
+            cand = data.get("candidate")
+            precision = data.pop("precision")
+            if isinstance(cand, dict):
+                if cand.get("precision") not in (None, precision):
+                    raise ValueError(
+                        f"precision {precision!r} differs from candidate.precision "
+                        f"{cand['precision']!r}: give it once"
+                    )
+                data["candidate"] = {**cand, "precision": precision}
+        quality = data.get("quality")
+        finite = quality.get("loss_finite") if isinstance(quality, dict) else None
+        if isinstance(quality, QualityResult):
+            finite = quality.loss_finite
+        if data.get("status") in ("completed", TrialStatus.completed) and finite is False:
+            data["status"] = TrialStatus.diverged.value
+            data["notes"] = [
+                *data.get("notes", []),
+                "recorded as completed, but the loss went non-finite: diverged",
+            ]
+        return data
+
     @model_validator(mode="after")
     def _scope_matches_split(self) -> TrialRun:
         scoped = {
@@ -181,6 +222,28 @@ class TrialRun(DomainModel):
                     f"timing_scope.{flag} is false but the wall time records {seconds} s for it"
                 )
         return self
+
+    @property
+    def precision(self) -> str | None:
+        """The run's matrix-math precision (candidate.precision), None when not stated."""
+        return None if self.candidate.precision is None else self.candidate.precision.value
+
+    @property
+    def steady_work(self) -> float:
+        """Quality-meeting work on the steady clock: without the warm-up's work when it was
+        counted apart (`work.warmup`), else all of it (the clock then holds the warm-up)."""
+        if self.work.warmup is None:
+            return self.work.quality_meeting
+        return max(self.work.quality_meeting - self.work.warmup, 0.0)
+
+    @property
+    def steady_clock_s(self) -> float:
+        """The seconds `steady_work` was done in: steady + data-wait, + the warm-up when its
+        work was not counted apart (work and time cover the same window)."""
+        clock = self.wall.steady_s + (self.wall.data_wait_s or 0.0)
+        if self.work.warmup is None:
+            clock += self.wall.warmup_s or 0.0
+        return clock
 
     @cached_property
     def instance_hours(self) -> float:

@@ -17,6 +17,18 @@ class WorkUnit(StrEnum):
     steps = "steps"
 
 
+class TimingScope(DomainModel):
+    """What a trial's clock includes. Two trials compare only if these match."""
+
+    compile: bool
+    data_loading: bool
+    checkpoints: bool
+    evaluation: bool
+
+    def differences(self, other: TimingScope) -> list[str]:
+        return [f for f in type(self).model_fields if getattr(self, f) != getattr(other, f)]
+
+
 class Target(DomainModel):
     """An amount of work that, done, reaches the quality gate."""
 
@@ -57,6 +69,11 @@ class Workload(DomainModel):
     )
     dataset_gb: Gigabytes | None = Field(
         default=None, description="dataset size kept in S3 Standard for the run"
+    )
+    timing_scope: TimingScope | None = Field(
+        default=None,
+        description="what the workload's clock includes; trials on another clock are excluded "
+        "(None: each candidate takes the clock most of its trials ran on)",
     )
 
     def units_per(self, unit: WorkUnit) -> float | None:
