@@ -136,7 +136,9 @@ def test_the_decision_comes_first_with_its_action_and_every_reason(example, html
         if t == "tr" and "data-action" in a
     }
     assert decided == {c.candidate_id: c.decision.action.value for c in example.candidates}
-    assert decided[TRN2] == "compare_alternatives" and decided[P5] == "ready_to_budget"
+    # p5 was ready_to_budget on the bundled example prices before: never on unofficial prices
+    assert decided[TRN2] == "compare_alternatives" and decided[P5] == "continue_trials"
+    assert "prices_not_official" in {r.code for c in example.candidates for r in c.decision.reasons}
     assert "costlier_than_alternative" in text
 
 

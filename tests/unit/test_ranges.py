@@ -300,9 +300,11 @@ def test_the_next_trial_narrows_the_range_most_per_dollar_and_says_by_how_much()
     assert best.narrower_by == pytest.approx((nt.width_now - best.width_after) / nt.width_now)
     for o in nt.options:
         assert o.expected_instance_hours > 0
-    # a fully priced candidate with a narrow range and nothing to verify gets none
+    # a fully priced candidate with a narrow range and nothing a trial can verify gets none
+    # (its prices are the bundled example's, not official: a snapshot, not a trial, answers it)
     p5 = next(c for c in a.candidates if c.candidate_id.startswith("4× p5"))
-    assert p5.decision.action == "ready_to_budget" and p5.next_trial is None
+    assert p5.decision.action == "continue_trials" and p5.next_trial is None
+    assert [r.code for r in p5.decision.reasons] == ["prices_not_official"]
     html = render_analysis_report(a)
     assert "Next trial worth running" in html and "narrower" in html
     assert 'data-kind="published_reference"' in html

@@ -14,7 +14,13 @@ from trncost import display
 from trncost.cli.output import SubParsers, fail, money, number, provenance_source
 from trncost.cli.remote import _add_remote_options
 from trncost.errors import DomainError, MissingEvidence, RequestFileError
-from trncost.estimate import best_comparable, break_even_price, comparability, estimate
+from trncost.estimate import (
+    best_comparable,
+    break_even_price,
+    comparability,
+    estimate,
+    known_part_exceeds,
+)
 from trncost.model import (
     Analysis,
     CandidateAnalysis,
@@ -189,12 +195,15 @@ def render_break_even(results: list[tuple[EstimateInput, Estimate]], console: Co
         alt = best[1]
         term = est.pending_terms[0]
         assert alt.total_usd is not None  # best_comparable returns fully priced estimates only
-        price = break_even_price(est, alt.total_usd)
-        if price is None or price <= 0:
+        price = break_even_price(est, alt.total_usd)  # never negative
+        if known_part_exceeds(est, alt.total_usd):
             console.print(
                 f"{label}: its known part alone ({money(est.total_known_usd)}) already exceeds "
-                f"{alt.candidate.label} ({money(alt.total_usd)})"
+                f"{alt.candidate.label} ({money(alt.total_usd)}): no price makes it cheaper"
             )
+            continue
+        if price is None:
+            console.print(f"{label}: the pending quantity is 0: the price does not move the total")
             continue
         console.print(
             f"{label}: cheaper per completed target than {alt.candidate.label} "

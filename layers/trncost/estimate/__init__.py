@@ -9,7 +9,7 @@ from typing import Any
 from trncost.estimate.compare import best_comparable, candidate_ids, comparability, rank
 from trncost.estimate.credits import credits_runway
 from trncost.estimate.decide import decide
-from trncost.estimate.engine import break_even_price, estimate, total_formula
+from trncost.estimate.engine import break_even_price, estimate, known_part_exceeds, total_formula
 from trncost.estimate.mfu import CHIP_PEAKS, mfu_check
 
 _LAZY = {
@@ -33,6 +33,7 @@ __all__ = [
     "analyse",
     "best_comparable",
     "break_even_price",
+    "known_part_exceeds",
     "candidate_ids",
     "comparability",
     "credits_runway",

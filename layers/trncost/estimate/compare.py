@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from trncost.errors import DomainError
 from trncost.estimate.admission import admit
-from trncost.estimate.engine import break_even_price
+from trncost.estimate.engine import break_even_price, known_part_exceeds
 from trncost.estimate.money import usd
 from trncost.model.analysis import BreakEven, Comparison, NotComparable, RankedCandidate
 from trncost.model.estimate import Estimate, EstimateInput
@@ -216,14 +216,14 @@ def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven
             )
         ]
     bid = best[0]
-    price = break_even_price(est, best_total)
-    if price is None:
-        note = "the pending quantity is 0: the price does not move the total"
-    elif price < 0:
+    price = break_even_price(est, best_total)  # never negative
+    if known_part_exceeds(est, best_total):
         note = (
             f"the known part alone (${est.total_known_usd or 0:,.2f}) already exceeds {bid} "
             f"(${best_total:,.2f}): no price makes it cheaper"
         )
+    elif price is None:
+        note = "the pending quantity is 0: the price does not move the total"
     else:
         note = (
             f"below ${price:,.4f} per {term.unit} this candidate costs less per target than "

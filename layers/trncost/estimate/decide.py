@@ -8,14 +8,23 @@ pause_migration      the fit is not passed (no completed run with a finite loss)
                      prices AND there is no reproducible trial data (≥ 2 completed baseline or
                      target runs of the workload's code and dataset).
 compare_alternatives the cost per target is not better than a comparable alternative (a cheaper
-                     comparable candidate — more trials can only add cost, not remove it — or,
-                     once the evidence is otherwise verified, a PENDING price that cannot show
-                     it better: the break-even price says where it would), or key features are
-                     limited on this platform.
+                     comparable candidate, or a known part that alone already reaches the best
+                     comparable total: no price of what is PENDING makes it cheaper, and more
+                     trials can only add cost; or, once the evidence is otherwise verified, a
+                     PENDING price that cannot show it better: the break-even price says where
+                     it would), or key features are limited on this platform.
 continue_trials      the model runs, but representative load (a target-phase trial at the
-                     planned scale), quality, or restore/rerun behaviour is not verified, or a
-                     measurement looks implausible.
-ready_to_budget      none of the above.
+                     planned scale), quality, or restore/rerun behaviour is not verified, a
+                     measurement looks implausible or was excluded, the plan cannot finish as
+                     planned (checkpoint more often, or fewer instances), or a price is not
+                     official.
+ready_to_budget      only when every condition of rule 1 holds (`RULE_ONE`), each missing one a
+                     reason: the estimate is complete and feasible; every priced line is
+                     `official`; a target-phase trial ran at the planned count, or the count
+                     lies inside the measured range of a scaling fit; the quality gate was
+                     reached; a checkpoint restore was verified; failures were observed (or a
+                     fleet failure record bounds the rate); the planned count is within the
+                     measured counts (any count beyond the largest is extrapolation).
 
 Every triggered reason is reported with its code; the action is the strongest one
 (pause > compare > continue > ready).
@@ -26,11 +35,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from trncost.estimate.admission import admit
 from trncost.estimate.compare import comparability
-from trncost.estimate.engine import break_even_price
+from trncost.estimate.engine import break_even_price, known_part_exceeds
+from trncost.estimate.evidence import MIN_FIT_COUNTS
 from trncost.model.analysis import Action, Decision, Reason
+from trncost.model.basis import PriceBasis
 from trncost.model.estimate import Estimate, EstimateInput
-from trncost.model.trial import TrialRun, TrialStatus
+from trncost.model.trial import Phase, TrialRun, TrialStatus
 
 PRECEDENCE = [
     Action.pause_migration,
@@ -60,7 +72,13 @@ WARNING_RULES: dict[str, tuple[str, Action, str]] = {
     "extrapolated_scale": (
         "scale_extrapolated",
         Action.continue_trials,
-        "the planned instance count is beyond 2× the largest measured one: run a trial nearer it",
+        "the planned instance count is beyond the largest measured one: run a trial at it",
+    ),
+    "mismatched_trials_pooled": (
+        "evidence_from_other_versions",
+        Action.continue_trials,
+        "the figures pool trials of another dataset, code version or clock (the request's "
+        "pool_mismatched_trials): repeat them on the workload's own",
     ),
     "implausible_mfu": (
         "implausible_measurement",
@@ -73,6 +91,25 @@ WARNING_RULES: dict[str, tuple[str, Action, str]] = {
         "the trials' clocks exclude data loading: the result holds for steady state only",
     ),
 }
+
+
+# The conditions of rule 1 (ready_to_budget), each with the reason code that says it is missing.
+RULE_ONE: dict[str, str] = {
+    "complete and feasible": "plan_cannot_finish | price_pending | unverified_prices | "
+    "no_usable_trial",
+    "every priced line official": "prices_not_official",
+    "a target trial at the planned count, or inside a fitted range": "representative_load_"
+    "unverified | target_not_at_planned_scale",
+    "quality gate reached": "quality_unverified",
+    "checkpoint restore verified": "restore_unverified",
+    "failures observed or bounded": "rerun_unverified",
+    "planned count within the measured counts": "scale_extrapolated | scale_outside_measured",
+}
+
+# admission reasons that say a trial's own record is wrong (a re-measurement is due)
+MEASUREMENT_ERRORS = frozenset(
+    {"impossible_throughput", "inconsistent_samples", "unconvertible_unit"}
+)
 
 
 def own_trials(inp: EstimateInput) -> list[TrialRun]:
@@ -93,13 +130,26 @@ def fit_passed(trials: Sequence[TrialRun]) -> bool:
     )
 
 
+def pooled_trials(inp: EstimateInput) -> list[TrialRun]:
+    """The candidate's trials the estimate pools (estimate/admission.py)."""
+    return admit(
+        inp.workload,
+        inp.candidate,
+        inp.trials,
+        pool_mismatched=inp.assumptions.pool_mismatched_trials,
+    ).pooled
+
+
 def reproducible(inp: EstimateInput, trials: Sequence[TrialRun]) -> list[TrialRun]:
-    """Completed baseline/target runs of the workload's own code and dataset (≥ 2 needed)."""
+    """Completed baseline/target runs of the workload's own code and dataset (≥ 2 needed),
+    among the pooled ones."""
     w = inp.workload
+    pooled = {t.trial_id for t in pooled_trials(inp)}
     return [
         t
         for t in trials
-        if t.usable_for_throughput
+        if t.trial_id in pooled
+        and t.usable_for_throughput
         and t.code_version == w.code_version
         and t.dataset_id == w.dataset_id
     ]
@@ -126,11 +176,15 @@ def decide(
     reasons = [
         *_fit_reasons(inp, trials),
         *_unverified_reasons(inp, est, trials, repro, warnings),
-        *_evidence_gaps(est, trials, warnings, error),
+        *_evidence_gaps(inp, est, trials, warnings, error),
+        *_plan_and_price_reasons(est),
+        *_scale_reasons(inp, est),
     ]
     comparable = _comparable(inp, alternatives)
     reasons += _costlier(est, comparable)
-    if est is not None and est.status == "incomplete" and len(repro) >= 2:
+    exceeded = _known_exceeds(est, comparable)
+    reasons += exceeded
+    if est is not None and est.status == "incomplete" and len(repro) >= 2 and not exceeded:
         gaps = any(r.action == Action.continue_trials for r in reasons)
         reasons.append(_price_pending(est, comparable, gaps))
     reasons += _limited(inp, limited_features)
@@ -240,10 +294,14 @@ def _unverified_reasons(
 
 
 def _evidence_gaps(
-    est: Estimate | None, trials: Sequence[TrialRun], warnings: set[str], error: str | None
+    inp: EstimateInput,
+    est: Estimate | None,
+    trials: Sequence[TrialRun],
+    warnings: set[str],
+    error: str | None,
 ) -> list[Reason]:
     """What the trials have not shown yet: each gap says which trial to run next."""
-    reasons: list[Reason] = []
+    reasons: list[Reason] = _excluded_measurements(inp, trials)
     if est is None and trials and fit_passed(trials):
         reasons.append(
             _reason(
@@ -271,16 +329,123 @@ def _evidence_gaps(
                 ["scaling:exponent"],
             )
         )
-    if trials and not any(
-        (t.reliability.failures > 0 and t.wall.restart_s is not None) or t.reliability.reruns > 0
-        for t in trials
+    pooled = pooled_trials(inp)
+    if (
+        trials
+        and inp.assumptions.failure_prior is None
+        and not any(
+            (t.reliability.failures > 0 and t.wall.restart_s is not None)
+            or t.reliability.reruns > 0
+            for t in pooled
+        )
     ):
         reasons.append(
             _reason(
                 "rerun_unverified",
                 Action.continue_trials,
-                "no trial went through a failure and restart (or a rerun): rerun behaviour and "
-                "its time are not verified; inject a failure in a target trial",
+                "no trial went through a failure and restart (or a rerun), and no fleet failure "
+                "record bounds the rate: rerun behaviour and its time are not verified; inject "
+                "a failure in a target trial",
+            )
+        )
+    return reasons
+
+
+def _excluded_measurements(inp: EstimateInput, trials: Sequence[TrialRun]) -> list[Reason]:
+    """Trials excluded because their own record is wrong: re-measure them."""
+    if not trials:
+        return []
+    adm = admit(
+        inp.workload,
+        inp.candidate,
+        inp.trials,
+        pool_mismatched=inp.assumptions.pool_mismatched_trials,
+    )
+    wrong = [
+        f"{r.trial_id}: {x.code}"
+        for r in adm.excluded
+        for x in r.reasons
+        if x.code in MEASUREMENT_ERRORS
+    ]
+    if not wrong:
+        return []
+    return [
+        _reason(
+            "measurement_excluded",
+            Action.continue_trials,
+            "a trial's record is physically impossible or inconsistent and was excluded "
+            "(" + "; ".join(wrong) + "): re-measure it, or fix its work unit",
+            wrong,
+        )
+    ]
+
+
+def _plan_and_price_reasons(est: Estimate | None) -> list[Reason]:
+    """The plan cannot finish as planned; a priced line is not official."""
+    if est is None:
+        return []
+    reasons: list[Reason] = []
+    if est.status == "infeasible":
+        reasons.append(
+            _reason(
+                "plan_cannot_finish",
+                Action.continue_trials,
+                "the plan cannot finish as planned: "
+                + (est.infeasible_reason or "failures outpace the work")
+                + " — checkpoint more often, restart faster or use fewer instances, then "
+                "estimate again",
+                ["time:total_h"],
+            )
+        )
+    weaker = [
+        li
+        for li in est.line_items
+        if li.priced and li.price_basis is not None and li.price_basis != PriceBasis.official
+    ]
+    if weaker:
+        bases = sorted({str(li.price_basis) for li in weaker})
+        reasons.append(
+            _reason(
+                "prices_not_official",
+                Action.continue_trials,
+                f"priced lines rest on {', '.join(bases)} prices, not official ones: take an "
+                "official Price List snapshot (POST /prices/snapshots) before budgeting",
+                sorted({str(li.price_key) for li in weaker}),
+            )
+        )
+    return reasons
+
+
+def _scale_reasons(inp: EstimateInput, est: Estimate | None) -> list[Reason]:
+    """Rule 1's scale conditions: a target trial at the planned count (or the count inside a
+    scaling fit's measured range), and the count within the measured counts."""
+    if est is None:
+        return []
+    n = inp.candidate.instance_count
+    usable = [t for t in pooled_trials(inp) if t.usable_for_throughput]
+    counts = sorted({t.candidate.instance_count for t in usable})
+    targets = sorted({t.candidate.instance_count for t in usable if t.phase == Phase.target})
+    reasons: list[Reason] = []
+    fitted = len(counts) >= MIN_FIT_COUNTS and counts[0] <= n <= counts[-1]
+    if targets and n not in targets and not fitted:
+        reasons.append(
+            _reason(
+                "target_not_at_planned_scale",
+                Action.continue_trials,
+                f"no target-phase trial at the planned {n} instances (target trials at "
+                f"{', '.join(map(str, targets))}) and {n} is not inside a scaling fit's "
+                f"measured range (≥ {MIN_FIT_COUNTS} counts): run the target trial at {n}",
+                [f"candidate:instance_count={n}"],
+            )
+        )
+    if counts and n < counts[0]:
+        reasons.append(
+            _reason(
+                "scale_outside_measured",
+                Action.continue_trials,
+                f"the planned {n} instances is below the smallest measured count ({counts[0]}): "
+                "the throughput there is not measured",
+                [f"candidate:instance_count={n}"],
             )
         )
     return reasons
@@ -320,6 +485,26 @@ def _costlier(est: Estimate | None, comparable: Sequence[Alternative]) -> list[R
             f"${own:,.2f} per target is not better than {label} "
             f"(${usd_:,.2f}) on the same work and clock",
             [lbl for _, lbl in cheaper],
+        )
+    ]
+
+
+def _known_exceeds(est: Estimate | None, comparable: Sequence[Alternative]) -> list[Reason]:
+    """A PENDING estimate whose known part alone already reaches the cheapest comparable
+    alternative's total: no price makes it cheaper, and more trials can only add cost."""
+    if est is None or est.status != "incomplete" or est.total_known_usd is None:
+        return []
+    best = min(comparable, key=lambda a: a[2], default=None)
+    if best is None or not known_part_exceeds(est, best[2]):
+        return []
+    return [
+        _reason(
+            "known_part_exceeds_alternative",
+            Action.compare_alternatives,
+            f"the known part alone (${est.total_known_usd:,.2f}) already exceeds "
+            f"{best[0].candidate.label} (${best[2]:,.2f}) on the same work and clock: no price "
+            "makes it cheaper",
+            [best[0].candidate.label, *(t.price_key for t in est.pending_terms)],
         )
     ]
 
@@ -367,16 +552,19 @@ def _decision(candidate_id: str, reasons: list[Reason]) -> Decision:
     summary = (
         f"{action}: " + "; ".join(r.code for r in reasons if r.action == action)
         if reasons
-        else "ready_to_budget: fit passed, representative load, quality, restore and reruns "
-        "verified, fully priced and not beaten by a comparable alternative"
+        else "ready_to_budget: fit passed, a target trial at the planned scale, quality, "
+        "restore and reruns verified, every price official, and not beaten by a comparable "
+        "alternative"
     )
     return Decision(candidate_id=candidate_id, action=action, reasons=reasons, summary=summary)
 
 
 def migration_decision(decisions: Sequence[Decision], neuron_ids: set[str]) -> Decision | None:
     """The most favourable decision among the Trainium candidates (all candidates if none):
-    ready > compare > continue > pause; ties broken by candidate id."""
-    pool = [d for d in decisions if d.candidate_id in neuron_ids] or list(decisions)
+    ready > compare > continue > pause; ties broken by candidate id. A plan that cannot
+    finish is never the migration decision (None when no plan can)."""
+    feasible = [d for d in decisions if not any(r.code == "plan_cannot_finish" for r in d.reasons)]
+    pool = [d for d in feasible if d.candidate_id in neuron_ids] or feasible
     if not pool:
         return None
     return min(pool, key=lambda d: (-PRECEDENCE.index(d.action), d.candidate_id))

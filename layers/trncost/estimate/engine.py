@@ -211,14 +211,22 @@ def total_formula(known: Decimal, pending: list[PendingTerm]) -> str:
 
 
 def break_even_price(est: Estimate, alternative_total: Decimal) -> Decimal | None:
-    """The price at which an incomplete estimate's total equals `alternative_total`.
+    """The price at which an incomplete estimate's total equals `alternative_total`: never
+    negative.
 
-    Defined when exactly one price is pending: (alternative − known) / quantity. A negative
-    result means the known part alone already exceeds the alternative.
+    Defined when exactly one price is pending: (alternative − known) / quantity. None when it
+    is not defined (several prices pending, a zero quantity) or when the known part alone
+    already reaches the alternative (`known_part_exceeds`: no price makes it cheaper).
     """
     if len(est.pending_terms) != 1 or est.total_known_usd is None:
         return None
     term = est.pending_terms[0]
-    if term.quantity <= 0:
+    if term.quantity <= 0 or known_part_exceeds(est, alternative_total):
         return None
     return (alternative_total - est.total_known_usd) / Decimal(repr(term.quantity))
+
+
+def known_part_exceeds(est: Estimate, alternative_total: Decimal) -> bool:
+    """The estimate's known part alone is at or above `alternative_total`: whatever the
+    PENDING price turns out to be (≥ 0), it cannot be cheaper."""
+    return est.total_known_usd is not None and est.total_known_usd >= alternative_total

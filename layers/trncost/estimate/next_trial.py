@@ -137,7 +137,15 @@ def next_trial(
 
     measure, unit, width, p50 = _width(rng_range)
     wide = width is not None and p50 is not None and p50 > 0 and width / p50 > WIDE
-    continuing = decision is not None and decision.action == Action.continue_trials
+    # a trial answers the evidence gaps, not a price that is not official
+    continuing = (
+        decision is not None
+        and decision.action == Action.continue_trials
+        and any(
+            r.action == Action.continue_trials and r.code != "prices_not_official"
+            for r in decision.reasons
+        )
+    )
     if not (continuing or wide) or est.time is None:
         return None
     if continuing:
