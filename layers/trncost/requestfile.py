@@ -45,7 +45,12 @@ class EstimateFile(DomainModel):
                 candidate=plan.candidate,
                 trials=self.trials,
                 prices=self.prices,
+                # key by key: the candidate's keys replace the shared ones (checked merged)
                 assumptions=Assumptions.model_validate({**self.assumptions, **plan.assumptions}),
+                assumption_sources={
+                    **{k: "shared" for k in self.assumptions},
+                    **{k: "candidate" for k in plan.assumptions},
+                },
             )
             for plan in self.candidates
         ]

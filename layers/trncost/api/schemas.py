@@ -23,6 +23,7 @@ from trncost.model import (
     Workload,
 )
 from trncost.model.analysis import Analysis, Credits
+from trncost.model.assumptions import CandidateAssumptions
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
@@ -60,8 +61,10 @@ class CandidatePlan(Schema):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     candidate: Candidate
-    assumptions: Assumptions | None = Field(
-        default=None, description="this candidate's assumptions; omitted: the shared ones"
+    assumptions: CandidateAssumptions | None = Field(
+        default=None,
+        description="this candidate's own assumptions: each key it names replaces the shared "
+        "one, the others stay shared (pair checks see the merged set); omitted: the shared ones",
     )
     limited_features: list[str] = Field(
         default_factory=list, description="key features the team found limited on it"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TypedDict
 
@@ -19,7 +20,15 @@ from trncost.estimate.timing import TimeModel, time_to_target
 from trncost.model.basis import PriceBasis, weakest
 from trncost.model.bounds import LEDGER_MAX_USD, MAX_HELD_HOURS
 from trncost.model.candidate import Candidate
-from trncost.model.estimate import Component, Estimate, EstimateInput, LineItem, PendingTerm
+from trncost.model.estimate import (
+    Component,
+    Estimate,
+    EstimateInput,
+    InputRow,
+    LineItem,
+    PendingTerm,
+)
+from trncost.model.provenance import UserAssumption
 
 
 class _Common(TypedDict):
@@ -108,7 +117,7 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
             total_known_usd=None,
             total_formula="no total: " + (tm.infeasible_reason or ""),
             warnings=ledger.warnings,
-            inputs=list(ledger.rows.values()),
+            inputs=_given_by(list(ledger.rows.values()), inp.assumption_sources),
             admission=ev.admission.records,
         )
 
@@ -146,7 +155,7 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
         cost_per_target_usd=total,
         cost_per_million_tokens_usd=per_m_tokens,
         warnings=ledger.warnings,
-        inputs=list(ledger.rows.values()),
+        inputs=_given_by(list(ledger.rows.values()), inp.assumption_sources),
         admission=ev.admission.records,
     )
 
@@ -230,3 +239,24 @@ def known_part_exceeds(est: Estimate, alternative_total: Decimal) -> bool:
     """The estimate's known part alone is at or above `alternative_total`: whatever the
     PENDING price turns out to be (≥ 0), it cannot be cheaper."""
     return est.total_known_usd is not None and est.total_known_usd >= alternative_total
+
+
+def _assumption_key(name: str) -> str:
+    """The Assumptions field a user-assumption row states (its provenance name)."""
+    if name.startswith("price override "):
+        return "price_overrides"
+    return name.replace(" ", "_")
+
+
+def _given_by(rows: list[InputRow], sources: Mapping[str, str]) -> list[InputRow]:
+    """Each user-assumption row says where its key came from (shared or the candidate's)."""
+    if not sources:
+        return rows
+    out = []
+    for row in rows:
+        prov = row.provenance
+        if isinstance(prov, UserAssumption) and _assumption_key(prov.name) in sources:
+            given = sources[_assumption_key(prov.name)]
+            row = row.model_copy(update={"provenance": prov.model_copy(update={"given_by": given})})
+        out.append(row)
+    return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -145,3 +145,41 @@ class Assumptions(DomainModel):
         if self.engineering_hours is None or self.engineering_hourly_usd is None:
             return None
         return self.engineering_hours, self.engineering_hourly_usd
+
+
+AssumptionSource = Literal["shared", "candidate"]
+
+
+class CandidateAssumptions(Assumptions):
+    """A candidate's own assumptions in a comparison: each key it names replaces the shared
+    one, the others stay shared (`merge_assumptions`). Pair checks (engineering_hours with
+    engineering_hourly_usd) run on the merged set, so a candidate may name only one of them."""
+
+    @model_validator(mode="after")
+    def _engineering_pair(self) -> CandidateAssumptions:
+        return self  # checked on the merged set
+
+
+def merge_assumptions(
+    shared: Assumptions, own: Assumptions | None
+) -> tuple[Assumptions, dict[str, AssumptionSource]]:
+    """`shared` with the keys `own` names replaced (key by key), validated as one set, and
+    where each stated key came from."""
+    shared_keys = shared.model_fields_set
+    own_keys = own.model_fields_set if own is not None else set()
+    merged: dict[str, Any] = {k: getattr(shared, k) for k in shared_keys}
+    if own is not None:
+        merged.update({k: getattr(own, k) for k in own_keys})
+    data = {
+        k: v.model_dump() if isinstance(v, DomainModel) else v
+        for k, v in merged.items()
+    }
+    data = {
+        k: [x.model_dump() if isinstance(x, DomainModel) else x for x in v]
+        if isinstance(v, list)
+        else v
+        for k, v in data.items()
+    }
+    sources: dict[str, AssumptionSource] = {k: "shared" for k in shared_keys}
+    sources.update({k: "candidate" for k in own_keys})
+    return Assumptions.model_validate(data), dict(sorted(sources.items()))

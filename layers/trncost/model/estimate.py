@@ -35,6 +35,10 @@ class EstimateInput(DomainModel):
     trials: list[TrialRun]
     prices: PriceSnapshot
     assumptions: Assumptions = Field(default_factory=Assumptions)
+    assumption_sources: dict[str, Literal["shared", "candidate"]] = Field(
+        default_factory=dict,
+        description="in a comparison: where each stated assumption key came from",
+    )
 
 
 class InputRow(DomainModel):

@@ -92,6 +92,10 @@ class UserAssumption(DomainModel):
     kind: Literal["user_assumption"] = "user_assumption"
     name: str
     note: str | None = None
+    given_by: Literal["shared", "candidate"] | None = Field(
+        default=None,
+        description="in a comparison: stated in the shared assumptions or by this candidate",
+    )
 
 
 class PublishedReference(DomainModel):

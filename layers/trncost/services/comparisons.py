@@ -19,9 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from trncost.errors import InvalidInput, NotFound
+from pydantic import ValidationError
+
+from trncost.errors import DomainError, InvalidInput, NotFound
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.analysis import Analysis, Credits
+from trncost.model.assumptions import AssumptionSource, merge_assumptions
 from trncost.services.estimates import EstimateService
 from trncost.services.trials import TrialService
 from trncost.store.comparisons import ComparisonStore, StoredComparison
@@ -65,6 +68,21 @@ class ComparisonAsk(Protocol):
 
     @property
     def credits(self) -> Credits | None: ...
+
+
+def _merged(
+    shared: Assumptions, own: Assumptions | None
+) -> tuple[Assumptions, dict[str, AssumptionSource]]:
+    """The merged set (pair checks on it): a ValidationError becomes a 422 naming the field."""
+    try:
+        return merge_assumptions(shared, own)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DomainError(
+            f"assumptions (shared merged with the candidate's){'.' + where if where else ''}: "
+            f"{first['msg']}"
+        ) from None
 
 
 def _today() -> date:
@@ -145,16 +163,20 @@ class ComparisonService:
         workload = self.trials.workload(workload_id)
         trials = self.trials.all_trials(workload_id)
         prices = self.estimates.snapshot(ask.snapshot_id)
-        inputs = [
-            EstimateInput(
-                workload=workload,
-                candidate=plan.candidate,
-                trials=trials,
-                prices=prices,
-                assumptions=plan.assumptions or ask.assumptions,
+        inputs = []
+        for plan in ask.candidates:
+            # key by key: the candidate's own keys replace the shared ones, the rest stay
+            merged, sources = _merged(ask.assumptions, plan.assumptions)
+            inputs.append(
+                EstimateInput(
+                    workload=workload,
+                    candidate=plan.candidate,
+                    trials=trials,
+                    prices=prices,
+                    assumptions=merged,
+                    assumption_sources=sources,
+                )
             )
-            for plan in ask.candidates
-        ]
         limited = {
             p.candidate.instance_type: p.limited_features
             for p in ask.candidates
@@ -164,6 +186,7 @@ class ComparisonService:
         fields = [
             f"candidates.{i}.assumptions.price_overrides"
             if plan.assumptions is not None
+            and "price_overrides" in plan.assumptions.model_fields_set
             else "assumptions.price_overrides"
             for i, plan in enumerate(ask.candidates)
         ]
