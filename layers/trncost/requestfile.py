@@ -15,11 +15,12 @@ from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from trncost.errors import PriceListItemError, RequestFileError
+from trncost.errors import InvalidInput, PriceListItemError, RequestFileError
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.basis import PriceBasis, SavedFileOrigin, basis_of_source
 from trncost.model.common import DomainModel
 from trncost.model.price import PriceKey
+from trncost.pricing.names import KnownNames
 from trncost.services.snapshots import LOCAL_CALLER, file_sha256, snapshot_from_saved
 from trncost.settings import Catalog
 
@@ -56,8 +57,22 @@ class EstimateFile(DomainModel):
         ]
 
 
-def load_estimate_file(path: str | Path) -> EstimateFile:
-    path = Path(path)
+def load_estimate_file(path: str | Path, names: KnownNames | None = None) -> EstimateFile:
+    """The request file at `path`; with `names`, every instance type and region it names must
+    be one AWS knows (or the stage catalog lists)."""
+    request = _load(Path(path))
+    if names is not None:
+        try:
+            for i, plan in enumerate(request.candidates):
+                names.check_candidate(plan.candidate, f"candidates.{i}.candidate")
+            for i, inp in enumerate(request.inputs()):
+                names.check_assumptions(inp.assumptions, f"candidates.{i}.assumptions")
+        except InvalidInput as exc:
+            raise RequestFileError(f"{path}: {exc}") from None
+    return request
+
+
+def _load(path: Path) -> EstimateFile:
     raw = _read_json(path)
     if not isinstance(raw, dict):
         raise RequestFileError(f"{path}: expected a JSON object at the top level")

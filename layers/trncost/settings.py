@@ -70,6 +70,12 @@ class Catalog(BaseModel):
     )
     capacity_block_lookahead_days: int = Field(default=56, ge=1, le=182)
 
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Catalog | None:
+        """The stage catalog in CATALOG_ENV, None when it is not set."""
+        raw = _env(env).get(CATALOG_ENV)
+        return cls.model_validate(json.loads(raw)) if raw else None
+
 
 class PlanLimits(BaseModel):
     """The stage's bounds on every trial plan (a plan above them is refused, 422). None: only

@@ -27,6 +27,7 @@ from trncost.settings import Settings, TrialStepSettings
 if TYPE_CHECKING:
     from trncost.bus import EventPublisher
     from trncost.pricing.client import PriceListClient
+    from trncost.pricing.names import KnownNames
     from trncost.services.comparisons import ComparisonService
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
@@ -108,17 +109,24 @@ class Wiring:
 
     # -- services ---------------------------------------------------------------------------
     @cached_property
+    def names(self) -> KnownNames:
+        """botocore's instance types and regions, plus the stage catalog's (read lazily)."""
+        from trncost.pricing.names import for_catalog
+
+        return for_catalog(self.settings.catalog)
+
+    @cached_property
     def estimates(self) -> EstimateService:
         from trncost.services.estimates import EstimateService
 
-        return EstimateService(self.records, self.prices)
+        return EstimateService(self.records, self.prices, names=self.names)
 
     @cached_property
     def trials(self) -> TrialService:
         from trncost.services.trials import TrialService
 
         # every trial record is written and announced ("Trial Recorded") through it
-        return TrialService(self.records, publisher=self.publisher)
+        return TrialService(self.records, publisher=self.publisher, names=self.names)
 
     @cached_property
     def log_imports(self) -> LogImportService:

@@ -20,6 +20,7 @@ from trncost.metrics import names as n
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.metrics.sagemaker import TrainingJobReader
 from trncost.model import Assumptions, WorkUnit
+from trncost.pricing.names import KnownNames
 from trncost.services.estimates import EstimateService
 from trncost.services.snapshots import SnapshotService
 from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
@@ -140,7 +141,11 @@ def test_events_become_trial_records_and_estimates_refresh(deployed):
     assert "no trncost:workload tag" in rejected.reason
 
     # an estimate on the trn3 evidence, then a second trial lands (a p5 run from Batch)
-    created = EstimateService(d["records"], prices).create(WL, trn3.candidate, Assumptions())
+    # trn3 is newer than the pinned botocore: the stage catalog names it (as cdk.json does)
+    stage = KnownNames.of(["trn3.48xlarge"])
+    created = EstimateService(d["records"], prices, names=stage).create(
+        WL, trn3.candidate, Assumptions()
+    )
     assert created.version == 1
     put_event(d["events"], load_event("batch_job_succeeded"), "default")
     assert d["ingest"].drain().processed == 1

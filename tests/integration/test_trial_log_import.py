@@ -48,7 +48,12 @@ def test_a_megatron_log_becomes_a_trial_with_line_provenance(api):
     (f,) = got["files"]
     assert f["format"] == "megatron" and f["matched_lines"] == 3 and f["confidence"] == 1.0
     trial = got["trial"]
-    assert trial["work"] == {"unit": "samples", "done": 256.0, "quality_meeting": 256.0}
+    assert trial["work"] == {
+        "unit": "samples",
+        "done": 256.0,
+        "quality_meeting": 256.0,
+        "warmup": None,  # a log does not count the warm-up's work apart
+    }
     where = trial["provenance"]["work.done"]["measured_in"][0]
     assert where["source"] == "log" and where["file"] == "megatron_mixtral_h100.log"
     assert where["format"] == "megatron" and where["lines"] == [{"first": 2, "last": 3}]

@@ -32,6 +32,7 @@ from trncost.model import (
     Range,
     Swing,
 )
+from trncost.pricing.names import KnownNames, for_catalog
 from trncost.requestfile import EstimateFile, load_estimate_file
 
 LINE_ITEM_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
@@ -212,9 +213,19 @@ def render_break_even(results: list[tuple[EstimateInput, Estimate]], console: Co
         )
 
 
+def offline_names() -> KnownNames:
+    """botocore's names plus the stage catalog: TRNCOST_CATALOG, else the dev stage's (cdk.json,
+    the list CDK deploys; it names what botocore does not know yet, e.g. trn3.48xlarge)."""
+    from trncost.local.runtime import default_catalog
+    from trncost.settings import Catalog
+
+    catalog = Catalog.from_env() or Catalog.model_validate(default_catalog())
+    return for_catalog(catalog)
+
+
 def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
     try:
-        request = load_estimate_file(args.file)
+        request = load_estimate_file(args.file, offline_names())
     except RequestFileError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
@@ -261,7 +272,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     if not args.file:
         return fail("compare needs FILE (offline) or --workload ID (on the API)")
     try:
-        request = load_estimate_file(args.file)
+        request = load_estimate_file(args.file, offline_names())
         analysis = analyse(request.inputs(), seed=args.seed, samples=args.samples)
     except RequestFileError as exc:
         console.print(f"[red]error:[/red] {exc}")

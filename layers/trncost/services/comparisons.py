@@ -163,6 +163,12 @@ class ComparisonService:
         workload = self.trials.workload(workload_id)
         trials = self.trials.all_trials(workload_id)
         prices = self.estimates.snapshot(ask.snapshot_id)
+        names = self.estimates.names
+        for i, plan in enumerate(ask.candidates):
+            names.check_candidate(plan.candidate, f"candidates.{i}.candidate")
+            if plan.assumptions is not None:
+                names.check_assumptions(plan.assumptions, f"candidates.{i}.assumptions")
+        names.check_assumptions(ask.assumptions)
         inputs = []
         for plan in ask.candidates:
             # key by key: the candidate's own keys replace the shared ones, the rest stay

@@ -32,6 +32,7 @@ from trncost.errors import Busy, DomainError, InvalidInput, NoPrices, NotFound, 
 from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, Estimate, EstimateInput, PriceSnapshot
 from trncost.model.changes import FigureChange
+from trncost.pricing.names import KnownNames
 from trncost.store.prices import PriceStore
 from trncost.store.records import (
     EstimateDefinition,
@@ -123,11 +124,16 @@ class EstimatePage:
 
 class EstimateService:
     def __init__(
-        self, records: RecordStore, prices: PriceStore, clock: Callable[[], datetime] = _now
+        self,
+        records: RecordStore,
+        prices: PriceStore,
+        clock: Callable[[], datetime] = _now,
+        names: KnownNames | None = None,
     ) -> None:
         self.records = records
         self.prices = prices
         self.clock = clock
+        self.names = names or KnownNames()  # botocore's names (+ the stage catalog's)
 
     # -- reading ----------------------------------------------------------------------------
     def version(self, estimate_id: str, version: int | None = None) -> EstimateVersion:
@@ -276,7 +282,10 @@ class EstimateService:
         created_by: str | None = None,
     ) -> EstimateVersion:
         """Compute and store a new estimate (version 1), noting who asked (`created_by`: the
-        caller's IAM ARN). Domain errors surface unchanged."""
+        caller's IAM ARN). Domain errors surface unchanged; an instance type or region AWS does
+        not know is refused (422, with the close matches)."""
+        self.names.check_candidate(candidate)
+        self.names.check_assumptions(assumptions)
         definition = EstimateDefinition(
             estimate_id=f"est-{uuid.uuid4().hex[:12]}",
             workload_id=workload_id,

@@ -20,6 +20,7 @@ from trncost.bus import EventPublisher
 from trncost.errors import Conflict, DomainError, NotFound
 from trncost.events import DetailType
 from trncost.model import TrialRun, Workload
+from trncost.pricing.names import KnownNames
 from trncost.store.records import Page, RecordStore
 
 __all__ = ["Page", "TrialService"]
@@ -35,10 +36,12 @@ class TrialService:
         records: RecordStore,
         clock: Callable[[], datetime] = _now,
         publisher: EventPublisher | None = None,
+        names: KnownNames | None = None,
     ) -> None:
         self.records = records
         self.clock = clock
         self.publisher = publisher
+        self.names = names or KnownNames()  # botocore's names (+ the stage catalog's)
 
     # -- workloads -------------------------------------------------------------------------
     def create_workload(self, workload: Workload, created_by: str | None = None) -> Workload:
@@ -93,6 +96,7 @@ class TrialService:
         """Record a trial the caller measured, under the workload the path names, noting the
         caller (`recorded_by`)."""
         self.workload(workload_id)
+        self.names.check_candidate(trial.candidate)
         if trial.workload_id != workload_id:
             raise DomainError(
                 f"workload_id: the trial names {trial.workload_id}, the path {workload_id}"
