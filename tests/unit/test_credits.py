@@ -32,12 +32,15 @@ def test_paced_runway_limited_by_expiry_hand_checked():
     assert r.one_time_covered_usd == Decimal("72.000000")
     # fit: floor((10,000 − 72) / 1,440) = floor(6.894) = 6
     assert r.targets_fit == 6
-    # 2026-01-01 → 2026-04-01 = 90 days; 2 per month = one per 30.436875 / 2 = 15.218 days
-    #   → floor(90 / 15.218) = floor(5.914) = 5 before expiry
-    assert r.targets_before_expiry == 5 and r.targets_on_credits == 5
+    # 2026-01-01 → 2026-04-01 = 90 days; 2 per month = one start every 30.436875 / 2 = 15.218
+    # days, each target 20 h = 0.833 days long, counted from its own start: starts on days 0,
+    # 15.2, 30.4, 45.7, 60.9, 76.1 all end before day 90 → floor((90 − 0.833) / 15.218) + 1 = 6
+    # (trncost said floor(90 / 15.218) = 5 before: each target taken to last its whole slot)
+    assert r.targets_before_expiry == 6 and r.targets_on_credits == 6
+    # the credits would run out during the 7th target, day 6 × 15.218 + 0.894 × 0.833 = 92.06,
+    # after the expiry: limited by it; unused on expiry: 9,928 − 6 × 1,440 = $1,288
     assert r.limited_by == "expiry" and r.runs_out_on is None
-    # unused on expiry: 9,928 − 5 × 1,440 = $2,728
-    assert any("$2,728.00 unused" in n for n in r.notes)
+    assert any("$1,288.00 unused" in n for n in r.notes)
 
 
 def test_back_to_back_runway_limited_by_credits_hand_checked():
@@ -95,3 +98,48 @@ def test_bad_credits_are_refused_with_the_reason():
             samples=200,
             credits=Credits(amount_usd="1", expires_on="2027-01-01"),
         )
+
+
+def test_the_issue_calendar_100k_at_one_target_a_month_until_march_fits_four():
+    # $100k, 1 target per month from 2026-11-01 until 2027-03-01 (120 days), 20 h a target:
+    # starts on 2026-11-01, 12-01, 12-31 and 2027-01-31 (every 30.436875 days), the 4th ends
+    # 2027-02-01, before the expiry → 4 by the calendar; floor(120 / 30.437) = 3 was trncost's
+    est = simple()
+    credits = Credits(amount_usd="100000", expires_on="2027-03-01", targets_per_month=1)
+    r = credits_runway(est, credits, as_of="2026-11-01")
+    assert days_from_civil("2027-03-01") - days_from_civil("2026-11-01") == 120
+    assert r.targets_before_expiry == 4 and r.targets_on_credits == 4
+    # fit: floor((100,000 − 72) / 1,440) = 69: the expiry limits it
+    assert r.targets_fit == 69 and r.limited_by == "expiry"
+
+
+def test_a_paced_runway_runs_out_during_a_target_not_in_the_gap_after_it():
+    # 3.0e7 tokens / 3,600 s = 8,333.3 tokens/s at 2 → 7.2e9 / 8,333.3 = 864,000 s = 240 h = 10
+    # days a target; per target 2 × 240 h × $36 = $17,280; once: the trial 2 × 1 h × $36 = $72
+    t = trial("t-1", phase="target", count=2, work=3.0e7, wall={"steady_s": 3600})
+    est = estimate(inputs(trials=[t], prices=PRICES))
+    assert est.time.held_h == pytest.approx(240)
+    # $72 + 2.5 targets: two whole targets, then half of the third
+    credits = Credits(amount_usd="43272", expires_on="2027-01-01", targets_per_month=1)
+    r = credits_runway(est, credits, as_of="2026-01-01")
+    assert r.covered_per_target_usd == Decimal("17280.000000") and r.targets_fit == 2
+    # the third target starts on day 2 × 30.436875 = 60.87 (2026-03-02) and spends its $8,640
+    # over its first 5 days: the balance is 0 on day 65.87 → 2026-03-07. (trncost said day
+    # 2.5 × 30.436875 = 76.09 → 2026-03-18: eleven days late, spending through the idle gap)
+    assert r.runs_out_on == "2026-03-07" and r.limited_by == "credits"
+    assert civil_from_days(days_from_civil("2026-01-01") + 76) == "2026-03-18"
+
+
+def test_credits_never_pay_labour_whatever_they_are_said_to_cover():
+    est = simple(engineering_hours=10, engineering_hourly_usd="100")
+    everything = Credits(
+        amount_usd="5000",
+        expires_on="2027-01-01",
+        covers=["instances", "storage", "data_transfer", "logs", "data_preparation",
+                "adaptation_reruns"],
+    )  # fmt: skip
+    r = credits_runway(est, everything, as_of="2026-01-01")
+    (labour,) = [u for u in r.uncovered if u.name == "engineering (adaptation, debugging)"]
+    assert labour.amount_usd == Decimal("1000.000000") and labour.one_time
+    # the covered one-time part is the trial's instance-hours only: 2 × 1 h × $36
+    assert r.one_time_covered_usd == Decimal("72.000000")

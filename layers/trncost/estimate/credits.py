@@ -1,14 +1,19 @@
 """Credits runway: how many completed targets a credit grant pays for before it expires.
 
 Covered lines: the components the credits cover (default: instances, the accelerator compute)
-and, by default, the trial runs' instance lines. Trial lines (adaptation & reruns) are spent
-once, not per target:
+and, by default, the trial runs' instance lines. Credits pay AWS bills only: a labour line
+(user-assumed engineering time, `cost: labour`) is never covered, whatever `covers` says. Trial
+lines (adaptation & reruns) are spent once, not per target:
 
     targets that fit  = floor((credits − covered one-time) / covered per target)
-    before expiry     = floor(days from start to expiry / days per target)
-                        days per target = held hours / 24 (back to back) or
-                                          30.436875 / targets per month (a paced plan)
-    on credits        = min(the two); the credits run out on start + fit × days per target.
+    target i (0, 1, …) starts on start + i × days between starts and ends held days later;
+                        days between starts = held hours / 24 (back to back) or
+                                              30.436875 / targets per month (a paced plan)
+    before expiry     = the targets that end by the expiry, each counted from its own start:
+                        floor((days to expiry − held days) / days between starts) + 1
+    on credits        = min(the two); the credits run out during the target that spends the
+                        last dollar: on its start + (what is left for it / per target) × held
+                        days (a target spends while it runs, not while the plan waits).
 
 No clock: the caller passes `as_of`. Dates are ISO YYYY-MM-DD, converted with civil-date
 arithmetic (proleptic Gregorian). A PENDING price on a covered line makes the runway unknown;
@@ -101,6 +106,8 @@ class _Covered:
 
 def _covered(est: Estimate, credits: Credits) -> _Covered:
     def covers(li: LineItem) -> bool:
+        if li.cost == "labour":  # credits pay AWS bills, never salaries
+            return False
         return li.component in credits.covers or (
             credits.covers_trial_instance_lines and _is_trial_line(li)
         )
@@ -133,13 +140,29 @@ def _covered(est: Estimate, credits: Credits) -> _Covered:
 
 @dataclass(frozen=True)
 class _Schedule:
-    """When targets run: from `start` (day number) at `days_per_target`, until `expiry`."""
+    """When targets run: from `start` (day number), one every `days_per_target` (between
+    starts), each `held_days` long, until `expiry`."""
 
     start: int
     expiry: int
     days_per_target: float
+    held_days: float
     before_expiry: int  # targets that start and end before the credits expire
     pace: str
+
+    def runs_out(self, left: Decimal, per_target: Decimal) -> float:
+        """The day (a fraction) the balance `left` reaches zero, `per_target` spent evenly
+        over each target's held days."""
+        full = int((left / per_target).to_integral_value(rounding=ROUND_FLOOR))
+        rest = float((left - full * per_target) / per_target)
+        return self.start + full * self.days_per_target + rest * self.held_days
+
+
+def targets_before(available_days: float, days_between: float, held_days: float) -> int:
+    """Targets that end by the expiry, target i starting on day i × `days_between`."""
+    if available_days < held_days or days_between <= 0:
+        return 0
+    return math.floor((available_days - held_days) / days_between + 1e-9) + 1
 
 
 def _pace(credits: Credits, as_of: str, held_days: float) -> tuple[float, str]:
@@ -188,8 +211,9 @@ def credits_runway(
     available_days = expiry - start
     if available_days < 0:
         notes.append(f"the credits expire ({credits.expires_on}) before the start")
-    before_expiry = max(0, math.floor(available_days / days_per_target)) if days_per_target else 0
-    schedule = _Schedule(start, expiry, days_per_target, before_expiry, pace)
+    held_days = est.time.held_h / 24
+    before_expiry = targets_before(available_days, days_per_target, held_days)
+    schedule = _Schedule(start, expiry, days_per_target, held_days, before_expiry, pace)
     if covered.pending_keys:
         return _pending_runway(head, credits, covered, schedule, notes)
     return _known_runway(head, credits, covered, schedule, notes)
@@ -250,7 +274,7 @@ def _known_runway(
     runs_out_on = None
     limited_by: Literal["credits", "expiry"] = "expiry"
     if fit is not None and per_target > 0 and left >= 0:
-        out_day = schedule.start + float(left / per_target) * schedule.days_per_target
+        out_day = schedule.runs_out(left, per_target)
         if out_day <= schedule.expiry:
             runs_out_on = civil_from_days(math.floor(out_day))
             limited_by = "credits"
