@@ -163,7 +163,7 @@ class LogImportService:
                 self.trials.import_trial(workload.workload_id, trial)
                 recorded = True
             except Conflict:
-                existing = self.trials.trial(trial.trial_id)
+                existing = self.trials.trial(trial.trial_id, workload.workload_id)
                 if existing.model_dump(exclude={"notes"}) != trial.model_dump(exclude={"notes"}):
                     raise Conflict(
                         f"trial_id: trial {trial.trial_id} exists with other content",

@@ -72,6 +72,8 @@ class TrialService:
         it (None: ingested from its job's event)."""
         at = (recorded_at or self.clock()).isoformat()
         written = self.records.put_trial(trial, at, source, recorded_by)
+        if not written:
+            self._same_as_recorded(trial)
         if self.publisher is not None:
             self.publisher.publish(
                 DetailType.trial_recorded,
@@ -85,6 +87,23 @@ class TrialService:
                 },
             )
         return written
+
+    def _same_as_recorded(self, trial: TrialRun) -> None:
+        """A trial id taken in this workload: the same record is a duplicate (nothing changes);
+        another record under that id is refused with the reason (Conflict; an ingest rejects
+        it, visibly)."""
+        existing = self.records.get_trial(trial.trial_id, trial.workload_id)
+        if existing is None:
+            return
+        mine, theirs = trial.model_dump(exclude={"notes"}), existing.model_dump(exclude={"notes"})
+        if mine != theirs:
+            differ = sorted(k for k in mine if mine[k] != theirs.get(k))
+            raise Conflict(
+                f"trial_id: workload {trial.workload_id} already has a trial {trial.trial_id} "
+                f"with other content (it differs in: {', '.join(differ)}); trial ids are per "
+                "workload: give this run its own id",
+                fields=["trial_id"],
+            )
 
     def import_trial(
         self,
@@ -105,8 +124,8 @@ class TrialService:
             raise Conflict(f"trial {trial.trial_id} exists")
         return trial
 
-    def trial(self, trial_id: str) -> TrialRun:
-        trial = self.records.get_trial(trial_id)
+    def trial(self, trial_id: str, workload_id: str | None = None) -> TrialRun:
+        trial = self.records.get_trial(trial_id, workload_id)
         if trial is None:
             raise NotFound(f"trial {trial_id} not found")
         return trial

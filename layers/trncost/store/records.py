@@ -13,21 +13,22 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 from pydantic import Field, TypeAdapter, ValidationError
 
-from trncost.errors import Conflict
+from trncost.errors import Conflict, InvalidInput
 from trncost.model import Assumptions, Candidate, Estimate, TrialRun, Workload
 from trncost.model.changes import FigureChange
 from trncost.model.common import DomainModel, Identifier
 from trncost.store.base import Repository, decode_cursor, encode_cursor
 from trncost.store.schema import (
     ESTIMATE_DEF_SK,
+    LEGACY_TRIAL_SK,
     REFRESH_FAILURE_PREFIX,
     TABLE,
-    TRIAL_SK,
     WORKLOAD_SK,
     WORKLOADS_GSI_PK,
     estimate_pk,
     refresh_failure_sk,
     trial_pk,
+    trial_sk,
     version_sk,
     workload_estimates_gsi_pk,
     workload_pk,
@@ -161,11 +162,15 @@ class RecordStore(Repository):
     def put_trial(
         self, trial: TrialRun, recorded_at: str, source: str, recorded_by: str | None = None
     ) -> bool:
-        """Write a trial record once. False when that trial id is already recorded.
+        """Write a trial record once per (workload, trial id). False when that workload already
+        has a record with that trial id (read it with `get_trial` to compare).
         `recorded_by`: the caller who imported it (None: ingested from its job's event)."""
+        legacy = self.item(trial_pk(trial.trial_id), LEGACY_TRIAL_SK)
+        if legacy is not None and _trial_of(legacy).workload_id == trial.workload_id:
+            return False  # recorded before trial ids were per workload
         item = {
             "pk": trial_pk(trial.trial_id),
-            "sk": TRIAL_SK,
+            "sk": trial_sk(trial.workload_id),
             "gsi1pk": workload_trials_gsi_pk(trial.workload_id),
             "gsi1sk": f"{recorded_at}#{trial.trial_id}",
             "recorded_at": recorded_at,
@@ -176,9 +181,26 @@ class RecordStore(Repository):
             item["recorded_by"] = recorded_by
         return self.put_new(item)
 
-    def get_trial(self, trial_id: str) -> TrialRun | None:
-        item = self.item(trial_pk(trial_id), TRIAL_SK)
-        return TrialRun.model_validate_json(item["trial"]) if item else None
+    def get_trial(self, trial_id: str, workload_id: str | None = None) -> TrialRun | None:
+        """The trial `trial_id` of `workload_id`; without a workload, the one record of that
+        id (InvalidInput when several workloads use it: name the workload)."""
+        if workload_id is not None:
+            item = self.item(trial_pk(trial_id), trial_sk(workload_id))
+            if item is None:
+                legacy = self.item(trial_pk(trial_id), LEGACY_TRIAL_SK)
+                if legacy is not None and _trial_of(legacy).workload_id == workload_id:
+                    item = legacy
+            return _trial_of(item) if item else None
+        items = self.query_all(KeyConditionExpression=Key("pk").eq(trial_pk(trial_id)))
+        trials = [_trial_of(i) for i in items if i.get("trial")]
+        if len(trials) > 1:
+            workloads = ", ".join(sorted(t.workload_id for t in trials))
+            raise InvalidInput(
+                f"trial_id: {trial_id} is a trial of several workloads ({workloads}): read it "
+                "under its workload (GET /workloads/{id}/trials)",
+                fields=["trial_id"],
+            )
+        return trials[0] if trials else None
 
     def list_trials(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
         items, last = self.query_page(
@@ -361,3 +383,7 @@ class RecordStore(Repository):
             }
             for i in items
         ]
+
+
+def _trial_of(item: dict[str, Any]) -> TrialRun:
+    return TrialRun.model_validate_json(item["trial"])

@@ -8,7 +8,9 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     snapshot notes    pk SNAPSHOT#<id>  sk NOTES#<rejected|unmatched>#<0001>   (chunks)
     latest pointer    pk PRICES         sk LATEST
     workload          pk WORKLOAD#<id>  sk WORKLOAD           gsi1 WORKLOADS / <created_at>#<id>
-    trial record      pk TRIAL#<id>     sk TRIAL              gsi1 WORKLOAD#<wid>#TRIALS / <at>#<id>
+    trial record      pk TRIAL#<id>     sk WORKLOAD#<wid>     gsi1 WORKLOAD#<wid>#TRIALS / <at>#<id>
+                      (trial ids are per workload; records written before issue 13 have
+                      sk TRIAL, one id across workloads: they are still read, no migration)
     estimate          pk ESTIMATE#<id>  sk DEF                gsi1 WORKLOAD#<wid>#ESTIMATES / <id>
     estimate version  pk ESTIMATE#<id>  sk V#<000001>
     refresh failure   pk ESTIMATE#<id>  sk F#<hash of what triggered the refresh>
@@ -119,6 +121,13 @@ def workload_pk(workload_id: str) -> str:
 def trial_pk(trial_id: str) -> str:
     return f"TRIAL#{trial_id}"
 
+
+def trial_sk(workload_id: str) -> str:
+    """A trial id is unique within its workload: the workload is part of the key."""
+    return f"WORKLOAD#{workload_id}"
+
+
+LEGACY_TRIAL_SK = TRIAL_SK  # the sort key of trial records written before issue 13
 
 def workload_trials_gsi_pk(workload_id: str) -> str:
     return f"WORKLOAD#{workload_id}#TRIALS"
