@@ -126,6 +126,19 @@ def test_library_use_publishes_the_names_of_trncost_metrics_names() -> None:
     assert all(d["Dimensions"][0] == {"Name": "TrialId", "Value": "t-lib"} for d in sink.metrics)
 
 
+def test_the_warm_up_steps_work_is_counted_apart_on_the_warm_up_clock() -> None:
+    # issue 13: the warm-up's tokens were work while its seconds were out of the steady clock
+    sink = Sink()
+    config = AgentConfig(trial_id="t-w", tags={"trncost:workload": "w"}, warmup_steps=3)
+    with TrialAgent(config, sink) as agent:
+        for _ in range(5):
+            agent.step(tokens=100, loss=2.0, seconds=0.5)
+    by = lambda name: [d["Value"] for d in sink.metrics if d["MetricName"] == name]  # noqa: E731
+    # steps 1-3 are the warm-up (WarmupSeconds ends with step 3): 300 of the 500 tokens
+    assert sum(by("TokensDone")) == 500 and sum(by("TokensWarmup")) == 300
+    assert sum(by("StepsWarmup")) == 3 and len(by("WarmupSeconds")) == 1
+
+
 def test_put_metric_data_calls_hold_at_most_1000_values() -> None:
     calls: list[int] = []
 

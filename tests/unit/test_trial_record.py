@@ -219,6 +219,24 @@ def test_clean_sagemaker_target_run():
     assert not [x for x in notes if "not published" in x or "not measured" in x]
 
 
+def test_the_agents_warm_up_work_goes_apart_with_the_warm_up_seconds():
+    # one clock (issue 13): 50,000 tok/s × 300 s = 15,000,000 warm-up tokens, counted apart
+    series = clean_series()
+    key = n.WORK_WARMUP[WorkUnit.tokens].key
+    series[key] = s(key, [(23, 15_000_000)])
+    facts = facts_from_description(sagemaker_description())
+    c = ctx(JobSource.sagemaker, "Completed", instance_type="ml.trn1.32xlarge", start=None)
+    trial, _ = build_trial_record(c, workload(), series, facts)
+    assert trial.work.done == 567_000_000 and trial.work.warmup == 15_000_000
+    # steady: (567,000,000 − 15,000,000) / (5,520 steady + 120 data-wait s) = 97,872.3 tok/s;
+    # before, the warm-up's tokens over a clock without its seconds: 567e6 / 5,640 = 100,532
+    assert trial.steady_work / trial.steady_clock_s == pytest.approx(552e6 / 5640)
+    # without the counter, the warm-up's seconds join the clock: 567e6 / 5,940 = 95,454.5
+    plain, _ = build_trial_record(c, workload(), clean_series(), facts)
+    assert plain.work.warmup is None
+    assert plain.steady_work / plain.steady_clock_s == pytest.approx(567e6 / 5940)
+
+
 # ---------------------------------------------------------------------------------------------
 # Example 2: failures and restarts (agent event, EC2), no data-wait or evaluation published.
 #

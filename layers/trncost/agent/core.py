@@ -8,7 +8,9 @@ What it measures and how it publishes (names from trncost.metrics.names, the one
   interval's wall time, StepTimeSeconds (mean), TrainingLoss (mean of finite losses),
   NonFiniteLoss (count, 0 at start);
 - **warm-up**: WarmupSeconds, from the start of the first step to the end of step
-  `warmup_steps` (default 3), or until the script says `warmup_done`;
+  `warmup_steps` (default 3), or until the script says `warmup_done`; the work of those steps
+  also as <Unit>Warmup increments (it is in <Unit>Done too), so the steady throughput can leave
+  the warm-up's work out together with its seconds (one clock);
 - **one datapoint per event**: CompileSeconds (+ CompileCacheHit), DataWaitSeconds,
   CheckpointSaveSeconds (+ CheckpointSizeBytes), CheckpointRestoreSeconds (+ CheckpointRestoreOk),
   EvaluationSeconds, EvalMetric {TrialId, Metric}, RestartSeconds (+ Failures);
@@ -102,6 +104,7 @@ class _Interval:
     started: float
     work: dict[WorkUnit, float] = field(default_factory=dict)
     quality: dict[WorkUnit, float] = field(default_factory=dict)
+    warmup: dict[WorkUnit, float] = field(default_factory=dict)  # work of the warm-up steps
     step_seconds: list[float] = field(default_factory=list)
     losses: list[float] = field(default_factory=list)
     non_finite: int = 0
@@ -223,6 +226,8 @@ class TrialAgent:
                 if amount is None:
                     continue
                 iv.work[unit] = iv.work.get(unit, 0.0) + amount
+                if not self._warmup_published:  # this step is inside WarmupSeconds
+                    iv.warmup[unit] = iv.warmup.get(unit, 0.0) + amount
                 if not self._diverged:
                     iv.quality[unit] = iv.quality.get(unit, 0.0) + amount
             if data_wait:
@@ -322,6 +327,8 @@ class TrialAgent:
         for unit, amount in iv.work.items():
             self._datum(n.WORK_DONE[unit], amount)
             self._datum(n.WORK_QUALITY[unit], iv.quality.get(unit, 0.0))
+            if unit in iv.warmup:
+                self._datum(n.WORK_WARMUP[unit], iv.warmup[unit])
             if unit in n.RATE_OF:
                 self._datum(n.RATE_OF[unit], amount / wall)
         if iv.step_seconds:

@@ -29,6 +29,7 @@ from enum import StrEnum
 from typing import TypedDict
 
 from trncost.errors import JobTagError
+from trncost.model.candidate import Precision
 from trncost.model.trial import Phase, TimingScope
 
 TAG_PREFIX = "trncost:"
@@ -42,6 +43,7 @@ DATASET_TAG = "trncost:dataset"
 SCOPE_TAG = "trncost:scope"
 INSTANCE_TYPE_TAG = "trncost:instance-type"
 INSTANCE_COUNT_TAG = "trncost:instance-count"
+PRECISION_TAG = "trncost:precision"  # bf16, fp16, tf32, fp32, fp8, mxfp8, mxfp4
 SCOPE_FIELDS = ("compile", "data_loading", "checkpoints", "evaluation")
 ALL_TAGS = (
     WORKLOAD_TAG,
@@ -54,6 +56,7 @@ ALL_TAGS = (
     SCOPE_TAG,
     INSTANCE_TYPE_TAG,
     INSTANCE_COUNT_TAG,
+    PRECISION_TAG,
 )
 
 
@@ -94,6 +97,7 @@ class JobContext:
     ended_at: datetime | None
     log_stream: str | None = None  # the job's CloudWatch Logs stream, when its event names it
     notes: tuple[str, ...] = ()  # what the job itself reported for the record (the agent)
+    precision: Precision | None = None  # the trncost:precision tag (the MFU check's peak)
 
     @property
     def dedup_key(self) -> str:
@@ -112,6 +116,7 @@ class TagFields(TypedDict):
     code_version: str | None
     dataset_id: str | None
     timing_scope: TimingScope
+    precision: Precision | None
 
 
 def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> TagFields:
@@ -137,6 +142,14 @@ def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> TagFields
                 f"job {job_id} has {SCOPE_TAG} with unknown parts {sorted(unknown)}; "
                 f"use a subset of {','.join(SCOPE_FIELDS)}"
             )
+    precision_raw = tags.get(PRECISION_TAG)
+    try:
+        precision = Precision(precision_raw.strip().lower()) if precision_raw else None
+    except ValueError:
+        raise JobTagError(
+            f"job {job_id} has {PRECISION_TAG}={precision_raw!r}; use one of "
+            + ", ".join(p.value for p in Precision)
+        ) from None
     trial_id = tags.get(TRIAL_TAG) or f"{source}-{re.sub(r'[^A-Za-z0-9._:+-]', '-', job_id)}"
     return TagFields(
         workload_id=workload,
@@ -147,4 +160,5 @@ def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> TagFields
         code_version=tags.get(CODE_VERSION_TAG),
         dataset_id=tags.get(DATASET_TAG),
         timing_scope=TimingScope(**{f: f in included for f in SCOPE_FIELDS}),
+        precision=precision,
     )

@@ -288,6 +288,17 @@ WORK_DONE = {
     )
     for u, w in _UNIT_WORD.items()
 }
+WORK_WARMUP = {
+    u: _agent(
+        f"{u.value}_warmup",
+        f"{w}Warmup",
+        "Count",
+        "Sum",
+        f"{u.value} processed during the warm-up (WarmupSeconds), also counted in {w}Done: the "
+        "steady throughput leaves them out with the warm-up seconds (increments)",
+    )
+    for u, w in _UNIT_WORD.items()
+}
 WORK_QUALITY = {
     u: _agent(
         f"{u.value}_quality_meeting",
@@ -523,6 +534,7 @@ TRIAL_SPECS: tuple[MetricSpec, ...] = (
     LOG_INGEST_BYTES,
     *WORK_DONE.values(),
     *WORK_QUALITY.values(),
+    *WORK_WARMUP.values(),
 )
 
 # How per-host series are pooled into one, by the statistic they are read with.

@@ -235,6 +235,7 @@ class WorkDone:
     done: float
     quality: float | None
     rate: Rate | None
+    warmup: float | None = None  # the agent's warm-up work counter (also in `done`)
 
 
 def _native_rate(r: SeriesReader, unit: WorkUnit, window: Window) -> tuple[list[Point], int] | None:
@@ -303,7 +304,10 @@ def work_done(
             if u != target:
                 notes.append(f"work counted in {u} (no {target} counter published)")
             rate = rate_points(r, u, workload, clock.training)
-            return WorkDone(u, max(done, 0.0), quality, rate)
+            warmup = r.total(n.WORK_WARMUP[u].key)
+            if warmup is not None:
+                warmup = min(max(warmup, 0.0), max(done, 0.0))
+            return WorkDone(u, max(done, 0.0), quality, rate, warmup)
     for u, convert in [(u, False) for u in order] + [(u, True) for u in order]:
         found = rate_points(r, u, workload, clock.training, convert)
         if found is not None:

@@ -23,6 +23,10 @@ What goes where (every rule below leaves a note when it could not apply):
   timing scope) plus one period at each end; a series in the work's own unit is preferred to
   one converted from another unit. Otherwise work is 0 and the trial is unusable for
   throughput: never guessed.
+- **Warm-up work.** The agent's <Unit>Warmup counter (the work of the warm-up steps, capped at
+  work done) in the work's unit, kept only with the warm-up seconds: work and time on one clock.
+  Without it the warm-up's work stays in `done` and the engine keeps its seconds on the steady
+  clock (estimate/evidence.py).
 - **Quality-meeting work.** The agent's QualityMeeting counter (capped at work done). Without
   it, all work counts only for a completed run whose loss was checked and stayed finite and
   whose agent counted no failure (nothing was rolled back or diverged); otherwise it is 0
@@ -136,6 +140,7 @@ def _candidate(ctx: JobContext, facts: TrainingJobFacts | None, notes: list[str]
             framework=facts.framework if facts else None,
             framework_version=facts.framework_version if facts else None,
             neuron_sdk_version=facts.neuron_sdk_version if facts else None,
+            precision=ctx.precision,
         )
     except ValidationError as exc:
         raise RecordError(f"job {ctx.job_id}: not a valid candidate: {exc}") from None
@@ -208,7 +213,13 @@ def build_trial_record(
             status=status,
             candidate=candidate,
             timing_scope=ctx.timing_scope,
-            work=Work(unit=done.unit, done=done.done, quality_meeting=quality_meeting),
+            work=Work(
+                unit=done.unit,
+                done=done.done,
+                quality_meeting=quality_meeting,
+                # the warm-up's work apart only with its seconds: one clock for both
+                warmup=done.warmup if wall.warmup_s is not None else None,
+            ),
             wall=wall,
             steady_throughput_samples=samples,
             utilization=utilization,
