@@ -293,7 +293,15 @@ def test_the_page_parses_and_its_tags_balance(pages, kind):
         assert len(page.find(tag)) == 1, tag
     assert re.match(r"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">", html)
     sections = [a["id"] for t, a in page.tags if t == "section"]
-    assert sections == ["headline", "warnings", "breakdown", "time", "line-items", "inputs"]
+    assert sections == [
+        "headline",
+        "warnings",
+        "breakdown",
+        "time",
+        "line-items",
+        "admission",  # which trials count (issue 13), where the input table is
+        "inputs",
+    ]
     assert len(page.find("svg")) == 2
     assert len(html.encode()) < 300_000
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from trncost.model import Estimate
 from trncost.model.analysis import CandidateAnalysis
+from trncost.report.admission import admission_details
 from trncost.report.anchors import PageAnchors
 from trncost.report.credits import runway_block
 from trncost.report.decision import reason_list
@@ -80,6 +81,7 @@ def _estimated(c: CandidateAnalysis, est: Estimate, prefix: str, page: PageAncho
         mfu_block(c, prefix),
         runway_block(c.runway, prefix),
         notes_list([n for n in c.notes if c.scaling is not None or "scaling" not in n]),
+        admission_details(est, prefix),
         inputs_details(est, prefix, lambda row_id: page.input_anchor(c.candidate_id, row_id)),
     ]
 

@@ -13,6 +13,7 @@ alternative), `breakdown` (the cost and time charts), `line_items` and `inputs`.
 from __future__ import annotations
 
 from trncost.model import Estimate
+from trncost.report.admission import admission_section
 from trncost.report.break_even import Alternative, break_even_section
 from trncost.report.breakdown import breakdown, time_split
 from trncost.report.format import esc
@@ -64,8 +65,8 @@ def render_report(
             breakdown(est),
             time_split(est),
             line_items(est, known),
-            # the evidence behind the inputs (#13: the admission table, pooled and excluded
-            # trials) belongs here, between the line items and the input table
+            # the evidence behind the inputs (#13): pooled and excluded trials
+            admission_section(est),
             inputs_section(est, known),
             "</main>",
             _footer(est),
