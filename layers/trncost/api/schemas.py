@@ -23,7 +23,7 @@ from trncost.model import (
     Workload,
 )
 from trncost.model.analysis import Analysis, Credits
-from trncost.model.assumptions import CandidateAssumptions
+from trncost.model.assumptions import PartialAssumptions
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
@@ -61,7 +61,7 @@ class CandidatePlan(Schema):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     candidate: Candidate
-    assumptions: CandidateAssumptions | None = Field(
+    assumptions: PartialAssumptions | None = Field(
         default=None,
         description="this candidate's own assumptions: each key it names replaces the shared "
         "one, the others stay shared (pair checks see the merged set); omitted: the shared ones",
@@ -77,7 +77,10 @@ class ComparisonRequest(Schema):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     candidates: list[CandidatePlan] = Field(min_length=1, max_length=12)
-    assumptions: Assumptions = Field(default_factory=Assumptions)
+    assumptions: PartialAssumptions = Field(
+        default_factory=PartialAssumptions,
+        description="shared by every candidate; a candidate's own keys replace them one by one",
+    )
     snapshot_id: str | None = Field(default=None, description="omitted: the latest snapshot")
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
     samples: int = Field(default=20_000, ge=1_000, le=100_000)

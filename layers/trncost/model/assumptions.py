@@ -150,13 +150,14 @@ class Assumptions(DomainModel):
 AssumptionSource = Literal["shared", "candidate"]
 
 
-class CandidateAssumptions(Assumptions):
-    """A candidate's own assumptions in a comparison: each key it names replaces the shared
-    one, the others stay shared (`merge_assumptions`). Pair checks (engineering_hours with
-    engineering_hourly_usd) run on the merged set, so a candidate may name only one of them."""
+class PartialAssumptions(Assumptions):
+    """Assumptions checked as a set only once merged: a comparison's shared assumptions and
+    each candidate's own (each key it names replaces the shared one, the others stay shared:
+    `merge_assumptions`). Pair checks (engineering_hours with engineering_hourly_usd) run on
+    the merged set, so either side may name only one of them."""
 
     @model_validator(mode="after")
-    def _engineering_pair(self) -> CandidateAssumptions:
+    def _engineering_pair(self) -> PartialAssumptions:
         return self  # checked on the merged set
 
 

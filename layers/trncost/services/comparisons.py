@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
-from trncost.errors import DomainError, InvalidInput, NotFound
+from trncost.errors import InvalidInput, NotFound
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.analysis import Analysis, Credits
 from trncost.model.assumptions import AssumptionSource, merge_assumptions
@@ -71,7 +71,7 @@ class ComparisonAsk(Protocol):
 
 
 def _merged(
-    shared: Assumptions, own: Assumptions | None
+    shared: Assumptions, own: Assumptions | None, index: int
 ) -> tuple[Assumptions, dict[str, AssumptionSource]]:
     """The merged set (pair checks on it): a ValidationError becomes a 422 naming the field."""
     try:
@@ -79,9 +79,10 @@ def _merged(
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise DomainError(
-            f"assumptions (shared merged with the candidate's){'.' + where if where else ''}: "
-            f"{first['msg']}"
+        field = f"candidates.{index}.assumptions" + (f".{where}" if where else "")
+        raise InvalidInput(
+            f"{field} (the shared assumptions merged with this candidate's): {first['msg']}",
+            fields=[field],
         ) from None
 
 
@@ -170,9 +171,9 @@ class ComparisonService:
                 names.check_assumptions(plan.assumptions, f"candidates.{i}.assumptions")
         names.check_assumptions(ask.assumptions)
         inputs = []
-        for plan in ask.candidates:
+        for index, plan in enumerate(ask.candidates):
             # key by key: the candidate's own keys replace the shared ones, the rest stay
-            merged, sources = _merged(ask.assumptions, plan.assumptions)
+            merged, sources = _merged(ask.assumptions, plan.assumptions, index)
             inputs.append(
                 EstimateInput(
                     workload=workload,
