@@ -298,3 +298,37 @@ def test_a_slow_refresh_never_stores_older_evidence_as_the_newest_version(priced
     assert {"t-1", "t-2"} <= {
         row.provenance.trial_ids[0] for row in latest.estimate.inputs if row.id.startswith("trial:")
     }
+
+
+# -- trial ids per workload (issue 13) --------------------------------------------------------
+def test_another_workloads_job_with_the_same_trial_id_is_recorded_under_its_own_workload(stores):
+    # before: the second job was dropped as "already recorded" and showed up nowhere
+    records, claims = stores
+    records.put_workload(workload(workload_id="wl-b"), "2026-11-30T08:00:00+00:00")
+    svc = IngestService(records, claims, FakeCollector(), clock=Clock())
+    first = svc.ingest(sagemaker_event())
+    other = sagemaker_event(run="2")
+    other["detail"]["TrainingJobName"] = "team-b-job"
+    other["detail"]["Tags"]["trncost:workload"] = "wl-b"
+    other["detail"]["Tags"]["trncost:trial"] = first.trial_id
+    second = svc.ingest(other)
+    assert (first.status, second.status) == ("recorded", "recorded")
+    assert first.trial_id == second.trial_id
+    assert [t.workload_id for t in records.all_trials("wl-b")] == ["wl-b"]
+    assert records.get_trial(first.trial_id, WL).workload_id == WL
+
+
+def test_a_trial_id_taken_in_the_workload_with_other_content_is_a_rejected_ingest(stores):
+    records, claims = stores
+    svc = IngestService(records, claims, FakeCollector(), clock=Clock())
+    first = svc.ingest(sagemaker_event())
+    # a second job of the same workload names the same trial id: its record differs (phase)
+    clash = sagemaker_event(run="2")
+    clash["detail"]["TrainingJobName"] = "another-job"
+    clash["detail"]["Tags"]["trncost:trial"] = first.trial_id
+    clash["detail"]["Tags"]["trncost:phase"] = "target"
+    out = svc.ingest(clash)
+    assert out.status == "rejected" and "other content" in out.reason and "phase" in out.reason
+    (rejected,) = claims.rejected()
+    assert first.trial_id in rejected.reason
+    assert records.get_trial(first.trial_id, WL).phase == "baseline"  # nothing replaced
