@@ -98,8 +98,8 @@ def admit(
         excluded = intrinsic[t.trial_id] + ([] if pool_mismatched else mismatch)
         record = TrialAdmission(
             trial_id=t.trial_id,
-            phase=t.phase.value,
-            status=t.status.value,
+            phase=str(t.phase),
+            status=str(t.status),
             instance_count=t.candidate.instance_count,
             admission="excluded" if excluded else "pooled",
             reasons=excluded or mismatch,
