@@ -101,8 +101,8 @@ def test_a_candidates_own_assumptions_override_key_by_key(api):  # noqa: F811
     assert "engineering_hours and engineering_hourly_usd go together" in err["message"]
     body["candidates"][1]["assumptions"] = {"engineering_hours": 0}
     status, analysis = api("POST", "/workloads/wl-api/comparisons", body)
-    assert status == 200, analysis
-    two, one = analysis["candidates"]
+    assert status == 201, analysis  # stored (issue 16)
+    two, one = analysis["analysis"]["candidates"]
     rows = {r["id"]: r for r in two["estimate"]["inputs"]}
     # the shared EBS and checkpoint interval stay; before, a candidate's own set replaced them
     assert rows["assumption:ebs_gb_per_instance"]["value"] == 500

@@ -236,6 +236,7 @@ def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven
             unit=term.unit,
             against=bid,
             price_usd=None if price is None else usd(price),
+            no_price_makes_it_cheaper=known_part_exceeds(est, best_total),
             note=note,
         )
     ]

@@ -196,7 +196,15 @@ class BreakEven(DomainModel):
     price_key: str
     unit: str
     against: str | None = Field(description="the cheapest fully priced comparable candidate")
-    price_usd: Money | None = Field(description="per unit of the pending quantity")
+    price_usd: Money | None = Field(
+        description="per unit of the pending quantity; never negative (null when no price makes "
+        "it cheaper: see no_price_makes_it_cheaper)"
+    )
+    no_price_makes_it_cheaper: bool = Field(
+        default=False,
+        description="the known part alone already reaches the alternative's total: whatever the "
+        "PENDING price, it cannot be cheaper",
+    )
     note: str
 
 

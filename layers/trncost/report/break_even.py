@@ -28,16 +28,16 @@ class Alternative:
 
 
 def no_price_makes_it_cheaper(b: BreakEven) -> bool:
-    return b.price_usd is not None and b.price_usd < 0
+    return b.no_price_makes_it_cheaper  # the engine never gives a negative price (#13)
 
 
 def break_even_text(b: BreakEven) -> str:
     """One plain sentence: the break-even price, that no price makes it cheaper, or why
     there is none."""
+    if b.against is not None and no_price_makes_it_cheaper(b):
+        return f"no price makes it cheaper than {b.against}: the known part alone costs more"
     if b.against is None or b.price_usd is None:
         return b.note
-    if no_price_makes_it_cheaper(b):
-        return f"no price makes it cheaper than {b.against}: the known part alone costs more"
     return (
         f"below {unit_price(b.price_usd, b.unit)} it costs less per completed target than "
         f"{b.against}"
@@ -61,6 +61,14 @@ def break_even_section(est: Estimate, alt: Alternative | None) -> str:
         return ""
     b = alt.break_even
     head = '<section id="break-even"><h2>Break-even price</h2>'
+    key = "" if b is None else f"<code>P[{esc(b.price_key)}]</code>"
+    if b is not None and b.against is not None and no_price_makes_it_cheaper(b):
+        return (
+            f'{head}<p class="break-even bad" id="break-even-value" data-break-even="never">'
+            f"<strong>No price makes it cheaper</strong> than {_against(alt)}: the known part "
+            f"alone ({esc(usd(est.total_known_usd))}) already costs more, whatever {key} "
+            "turns out to be.</p></section>"
+        )
     if b is None or b.against is None or b.price_usd is None:
         why = b.note if b is not None else "no comparable estimate of this workload is fully priced"
         looked = (
@@ -72,14 +80,6 @@ def break_even_section(est: Estimate, alt: Alternative | None) -> str:
         return (
             f'{head}<p class="muted" id="break-even-none" data-break-even="none">'
             f"No break-even price: {esc(why)}{looked}.</p></section>"
-        )
-    key = f"<code>P[{esc(b.price_key)}]</code>"
-    if no_price_makes_it_cheaper(b):
-        return (
-            f'{head}<p class="break-even bad" id="break-even-value" data-break-even="never">'
-            f"<strong>No price makes it cheaper</strong> than {_against(alt)}: the known part "
-            f"alone ({esc(usd(est.total_known_usd))}) already costs more, whatever {key} "
-            "turns out to be.</p></section>"
         )
     return (
         f'{head}<p class="break-even" id="break-even-value" data-break-even="price">'
