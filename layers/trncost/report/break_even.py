@@ -28,7 +28,9 @@ class Alternative:
 
 
 def no_price_makes_it_cheaper(b: BreakEven) -> bool:
-    return b.no_price_makes_it_cheaper  # the engine never gives a negative price (#13)
+    """The engine says so (#13: never a negative price); a comparison stored before it may
+    still hold a price below zero, which means the same."""
+    return b.no_price_makes_it_cheaper or (b.price_usd is not None and b.price_usd < 0)
 
 
 def break_even_text(b: BreakEven) -> str:

@@ -104,7 +104,7 @@ def _not_comparable(comp: Comparison, page: PageAnchors) -> str:
 def _break_even_cell(b: BreakEven) -> str:
     """The price per unit; never a negative price: the engine says when no price makes it
     cheaper (#13)."""
-    if b.no_price_makes_it_cheaper:
+    if b.no_price_makes_it_cheaper or (b.price_usd is not None and b.price_usd < 0):
         return '<span class="bad-text" data-break-even="never">no price makes it cheaper</span>'
     return f"{esc(unit_price(b.price_usd))}" + (
         f'<span class="small muted"> / {esc(b.unit)}</span>' if b.price_usd is not None else ""
