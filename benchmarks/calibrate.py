@@ -25,11 +25,19 @@ Honesty about tuning: the constants in layers/trncost/estimate/data/scaling_prio
 with `--fit-priors` on the TUNING rounds only (MLPerf Training v0.5–v2.1 except the held-out
 v1.1 and v2.0, MLPerf HPC v0.7 and v1.0: the older results); the table reports the REPORT rounds
 (MLPerf Training v3.0–v5.1, Neuron trn1: the newer ones) separately from the tuning rounds
-(in-sample). The centres are medians over the tuning rounds' count pairs; each spread is the
-setting whose coverage of its own regime, on the tuning rounds with each round's predictions
-centred by the OTHER tuning rounds (leave one round out), is nearest 82.5 % (tune_spreads).
+(in-sample). The centres are weighted medians over the tuning rounds' count pairs, each round
+weighing as one (its pairs share its weight); each spread is the setting whose coverage of its
+own regime, on the tuning rounds with each round's predictions centred by the OTHER tuning
+rounds (leave one round out), is nearest 82.5 % (tune_spreads).
+
+Selection protocol: that method was chosen among candidates (recency-weighted centres, rounds or
+pairs alike, spreads from the forward errors or by leave-one-round-out, the fit's small-sample
+and bootstrap variants) by forward-chaining validation INSIDE the tuning rounds — each round
+predicted from the rounds published before it, scored by the interval score of P10–P90
+(`--forward`, calibration/forward.py) — and then applied once; the report rounds chose nothing.
 
     python benchmarks/calibrate.py              # the tables
+    python benchmarks/calibrate.py --forward    # the forward-chaining table of the candidates
     python benchmarks/calibrate.py --fit-priors # refit the priors on the tuning rounds
 """
 
@@ -303,19 +311,40 @@ def _loss(x: dict[int, float], a: int, b: int) -> float:
     return math.log(max(1 - alpha, 0.01))
 
 
-def _median_line(a: np.ndarray) -> tuple[float, float]:
-    """(intercept, slope) of the least-absolute-deviations line of a[:, 1] on a[:, 0]
-    (iteratively reweighted least squares)."""
+def _median_line(a: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
+    """(intercept, slope) of the least-absolute-deviations line of a[:, 1] on a[:, 0], each
+    row weighted by w (iteratively reweighted least squares)."""
     x = np.c_[np.ones(len(a)), a[:, 0]]
     y = a[:, 1]
-    b = np.linalg.lstsq(x, y, rcond=None)[0]
+    base = np.sqrt(w) if w is not None else np.ones(len(a))
+    b = np.linalg.lstsq(x * base[:, None], y * base, rcond=None)[0]
     for _ in range(200):
-        w = np.sqrt(1 / np.maximum(np.abs(y - x @ b), 1e-3))
-        b = np.linalg.lstsq(x * w[:, None], y * w, rcond=None)[0]
+        r = base * np.sqrt(1 / np.maximum(np.abs(y - x @ b), 1e-3))
+        b = np.linalg.lstsq(x * r[:, None], y * r, rcond=None)[0]
     return float(b[0]), float(b[1])
 
 
-def fit_priors(series: list[Series], leave_out: str | None = None) -> dict[str, object]:
+def _weighted_median(v: np.ndarray, w: np.ndarray) -> float:
+    order = np.argsort(v)
+    cum = np.cumsum(w[order])
+    return float(v[order][np.searchsorted(cum, cum[-1] / 2)])
+
+
+# MLCommons' publication dates of the rounds (years): the age a recency weight counts
+ROUND_DATES = {
+    "v0.5": 2018.95, "v0.6": 2019.52, "v0.7": 2020.57, "hpc-v0.7": 2020.88, "v1.0": 2021.50,
+    "hpc-v1.0": 2021.88, "v2.1": 2022.86, "v3.0": 2023.45, "v3.1": 2023.86, "v4.0": 2024.45,
+    "v4.1": 2024.88, "v5.0": 2025.45, "v5.1": 2025.86, "neuron-2.28": 2026.0,
+}  # fmt: skip
+
+
+def fit_priors(
+    series: list[Series],
+    leave_out: str | None = None,
+    rounds: set[str] | None = None,
+    half_life: float | None = None,
+    per_round: bool = False,
+) -> dict[str, object]:
     """The centres of the exponent priors, from the tuning rounds: the median of ln(1 − α) over
     every pair of counts of a series (one count), and the median (least absolute deviations)
     line of ln(1 − α₂₃) on ln(1 − α₁₂) over every triple (two counts). Medians, not means: the
@@ -323,28 +352,54 @@ def fit_priors(series: list[Series], leave_out: str | None = None) -> dict[str, 
     line bends toward. Their spreads are tuned on coverage next
     (tune_prior_spread): the pairs' own spread is not the predictive spread (a pile of
     near-linear pairs at the 0.99 cap stretches it). `leave_out`: a tuning round left out (a
-    cross-validation fold)."""
-    tuning = [s for s in series if s.tuning and s.round != leave_out]
-    losses, pairs = [], []
+    cross-validation fold); `rounds`: the rounds to fit on (default the tuning rounds);
+    `half_life` (years): each round's pairs weighted by 2^(−age / half_life), its age counted
+    from the newest round fitted on (None: every round alike); `per_round`: each round weighs
+    as one (its pairs share its weight) rather than each pair as one."""
+    use = rounds if rounds is not None else TUNING_ROUNDS
+    tuning = [s for s in series if s.round in use and s.round != leave_out]
+    newest = max(ROUND_DATES[s.round] for s in tuning)
+
+    n_pairs: dict[str, int] = defaultdict(int)
+    n_triples: dict[str, int] = defaultdict(int)
+    for s in tuning:
+        m = len(s.counts)
+        n_pairs[s.round] += m * (m - 1) // 2
+        n_triples[s.round] += m * (m - 1) * (m - 2) // 6
+
+    def weight(s: Series, per: dict[str, int]) -> float:
+        w = 1.0 if half_life is None else 2 ** (-(newest - ROUND_DATES[s.round]) / half_life)
+        return w / per[s.round] if per_round else w
+
+    losses, pairs, w1, w2 = [], [], [], []
     for s in tuning:
         cs = s.counts
         x = {c: s.throughput(c) for c in cs}
         for i in range(len(cs)):
             for j in range(i + 1, len(cs)):
                 losses.append(_loss(x, cs[i], cs[j]))
+                w1.append(weight(s, n_pairs))
         for i in range(len(cs) - 2):
             for j in range(i + 1, len(cs) - 1):
                 for k in range(j + 1, len(cs)):
                     pairs.append((_loss(x, cs[i], cs[j]), _loss(x, cs[j], cs[k])))
-    intercept, slope = _median_line(np.array(pairs))
+                    w2.append(weight(s, n_triples))
+    intercept, slope = _median_line(np.array(pairs), np.array(w2))
     return {
-        "one_count": {"mu": round(float(np.median(losses)), 4), "pairs": len(losses)},
+        "one_count": {"mu": round(_weighted_median(np.array(losses), np.array(w1)), 4),
+                      "pairs": len(losses)},
         "two_count": {
             "intercept": round(float(intercept), 4),
             "slope": round(float(slope), 4),
             "triples": len(pairs),
         },
     }
+
+
+# How the centres weigh the tuning rounds, chosen by the forward-chaining validation inside
+# the tuning rounds (`--forward`, benchmarks/calibration/forward.py): each round as one (its
+# pairs share its weight), none down-weighted for its age.
+PER_ROUND, HALF_LIFE = True, None
 
 
 def write_prior(values: dict[str, object], series: list[Series]) -> None:
@@ -361,8 +416,10 @@ def write_prior(values: dict[str, object], series: list[Series]) -> None:
     d["fitted_on"] = ids
     d["_about"] = (
         "trncost's published scaling prior (estimate/scaling_prior.py). Written by "
-        "`python benchmarks/calibrate.py --fit-priors` from the tuning rounds only; the "
-        "calibration table reports the other rounds separately."
+        "`python benchmarks/calibrate.py --fit-priors` from the tuning rounds only (centres: "
+        "each round weighing as one; spreads: leave-one-round-out coverage; the method chosen "
+        "by forward chaining inside the tuning rounds, `--forward`); the calibration table "
+        "reports the other rounds separately."
     )
     PRIOR_FILE.write_text(json.dumps(d, indent=1, ensure_ascii=False) + "\n")
 
@@ -404,7 +461,8 @@ def cross_validated(series: list[Series], keep: Callable[[list[int], int], bool]
     tuning = [s for s in series if s.tuning]
     out: list[Outcome] = []
     for r in sorted({s.round for s in tuning}):
-        _set_prior(**_centres(fit_priors(series, leave_out=r)))
+        _set_prior(**_centres(fit_priors(series, leave_out=r, per_round=PER_ROUND,
+                                          half_life=HALF_LIFE)))
         out += run_all([s for s in tuning if s.round == r], keep=keep)
     return out
 
@@ -480,10 +538,24 @@ def tune_spreads(series: list[Series]) -> dict[str, float]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--fit-priors", action="store_true", help="refit the priors (tuning rounds)")
+    ap.add_argument("--forward", action="store_true",
+                    help="forward-chaining validation of the candidate methods (tuning rounds)")
+    ap.add_argument("--no-loro", action="store_true", help="with --forward: skip the LORO rule")
     args = ap.parse_args()
     series = load_series()
+    if args.forward:
+        from calibration import forward
+
+        tuning = [s for s in series if s.tuning]  # the report rounds play no part
+        me = sys.modules[__name__]
+        for line in forward.fit_table(me, tuning) + forward.prior_table(me, tuning,
+                                                                         not args.no_loro):
+            print(line, flush=True)
+        return 0
     if args.fit_priors:
-        values: dict[str, object] = dict(fit_priors(series))
+        values: dict[str, object] = dict(
+            fit_priors(series, per_round=PER_ROUND, half_life=HALF_LIFE)
+        )
         _set_prior(local_weight=0.5)
         spread = tune_spreads(series)
         _set_prior(**_centres(values))  # the published centres: every tuning round
@@ -509,6 +581,10 @@ def main() -> int:
     )
     print("goals: P10–P90 coverage 75–90 %; median |err| of P50 ≤ 15 % interpolating, ≤ 30 % "
           "extrapolating up to 4×")
+    print("selection protocol: the method (how the priors' centres weigh the tuning rounds, how "
+          "the spreads are set) was chosen by forward-chaining validation inside the tuning rounds "
+          "(each round predicted from the rounds published before it; `--forward`), applied once "
+          "(`--fit-priors`, tuning rounds only); the report rounds chose and tuned nothing")
     rep_rounds = ", ".join(sorted({s.round for s in series if not s.tuning}))
     tun_rounds = ", ".join(sorted(TUNING_ROUNDS))
     for line in table(report, f"REPORT rounds ({rep_rounds}) — not used to fit or tune the "

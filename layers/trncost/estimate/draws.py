@@ -216,12 +216,14 @@ class EvidenceDraws:
         )
 
     def _fitted_throughput(self, n: int, counts: list[int]) -> None:
-        from trncost.estimate.scaling import FitPredictive, bootstrap
+        from trncost.estimate.scaling import FitPredictive, bootstrap, discrepancy
+        from trncost.estimate.scaling_prior import PRIOR
 
         m = self.model
         r0 = m.point[m.rate_row]
         fit = self.ev.scaling_fit()
-        pred = FitPredictive(fit, bootstrap(fit), n, self._run_cv(counts))
+        extra = PRIOR.bootstrap_discrepancy * discrepancy(fit)[0]
+        pred = FitPredictive(fit, bootstrap(fit, extra=extra), n, self._run_cv(counts))
         self.predictive = pred
         self._predictive_item(
             lambda rng, k: pred.draw(rng, k, r0),

@@ -236,12 +236,33 @@ def fit_scaling(
     return fit.model_copy(update={"points": fitted_points})
 
 
-def bootstrap(fit: ScalingFit, replicates: int = REPLICATES) -> Bootstrap:
-    """Replicate curves of `fit`: its measured points perturbed by their noise, refitted with
-    the three models, the BIC winner of each replicate kept."""
+def discrepancy(fit: ScalingFit) -> tuple[float, float]:
+    """(scale s, degrees of freedom ν) of the model discrepancy ln(truth / curve) ~ s·t_ν.
+
+    s² has a Scaled-Inv-χ²(ν₀, s₀²) prior (s₀, ν₀ from published results, the priors file)
+    updated with the fit's own residuals: s² = (ν₀s₀² + Σ rᵢ²) / (ν₀ + m − k), ν = ν₀ + m − k
+    (m counts, k parameters of the chosen model; with m = k the fit passes through every point
+    and its residuals say nothing: the prior alone). A fit that misses its own points widens
+    its range everywhere, inside the measured counts too."""
+    m = len(fit.points)
+    dof = max(m - PARAMS.get(fit.model, 1), 0)
+    ss = (
+        sum(math.log(p.throughput / p.fitted) ** 2 for p in fit.points if p.fitted > 0)
+        if dof
+        else 0.0
+    )
+    nu0, s0 = PRIOR.discrepancy_dof, PRIOR.discrepancy_scale
+    return math.sqrt((nu0 * s0**2 + ss) / (nu0 + dof)), nu0 + dof
+
+
+def bootstrap(fit: ScalingFit, replicates: int = REPLICATES, extra: float = 0.0) -> Bootstrap:
+    """Replicate curves of `fit`: its measured points perturbed by their noise (with `extra`,
+    relative, added in quadrature: the model discrepancy moves the fitted parameters as much
+    as a run's noise does), refitted with the three models, the BIC winner of each replicate
+    kept."""
     n = np.array([p.count for p in fit.points], dtype=float)
     x = np.array([p.throughput for p in fit.points])
-    s = np.array(fit.noise or [PRIOR.model_floor] * len(n))
+    s = np.hypot(np.array(fit.noise or [PRIOR.model_floor] * len(n)), extra)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     xs = x[None, :] * np.exp(s[None, :] * rng.standard_normal((replicates, len(n))))
     coefs, scores = [], []
@@ -285,22 +306,8 @@ class FitPredictive:
 
     @cached_property
     def discrepancy(self) -> tuple[float, float]:
-        """(scale s, degrees of freedom ν) of the model discrepancy ln(truth / curve) ~ s·t_ν.
-
-        s² has a Scaled-Inv-χ²(ν₀, s₀²) prior (s₀, ν₀ from published results, the priors
-        file) updated with the fit's own residuals: s² = (ν₀s₀² + Σ rᵢ²) / (ν₀ + m − k), ν =
-        ν₀ + m − k (m counts, k parameters of the chosen model; with m = k the fit passes
-        through every point and its residuals say nothing: the prior alone). A fit that misses
-        its own points widens its range everywhere, inside the measured counts too."""
-        m = len(self.fit.points)
-        dof = max(m - PARAMS.get(self.fit.model, 1), 0)
-        ss = (
-            sum(math.log(p.throughput / p.fitted) ** 2 for p in self.fit.points if p.fitted > 0)
-            if dof
-            else 0.0
-        )
-        nu0, s0 = PRIOR.discrepancy_dof, PRIOR.discrepancy_scale
-        return math.sqrt((nu0 * s0**2 + ss) / (nu0 + dof)), nu0 + dof
+        """(scale s, degrees of freedom ν) of the model discrepancy (see `discrepancy`)."""
+        return discrepancy(self.fit)
 
     @property
     def tau(self) -> float:

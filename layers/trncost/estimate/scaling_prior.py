@@ -38,6 +38,9 @@ class ScalingPrior:
     discrepancy_scale: float  # s₀
     discrepancy_dof: float  # ν₀: the prior's weight, in residual degrees of freedom
     local_weight: float  # past the measured counts: share of the draws from the local power law
+    # the bootstrap's noise: each count's own, and this share of the discrepancy scale s
+    # (added in quadrature; 0: the counts' noise alone)
+    bootstrap_discrepancy: float
     one_count_mu: float  # ln(1 − α) ~ N(μ, s) with one measured count
     one_count_sigma: float
     two_count_intercept: float  # ln(1 − α) ~ N(a + b·ln(1 − α₁₂), s₂) with two
@@ -62,6 +65,7 @@ def load() -> ScalingPrior:
         discrepancy_scale=float(d["discrepancy"]["scale"]),
         discrepancy_dof=float(d["discrepancy"]["dof"]),
         local_weight=float(d["local_weight"]),
+        bootstrap_discrepancy=float(d.get("bootstrap_discrepancy", 0.0)),
         one_count_mu=float(d["one_count"]["mu"]),
         one_count_sigma=float(d["one_count"]["sigma"]),
         two_count_intercept=float(d["two_count"]["intercept"]),
