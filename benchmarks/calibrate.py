@@ -548,9 +548,8 @@ def main() -> int:
 
         tuning = [s for s in series if s.tuning]  # the report rounds play no part
         me = sys.modules[__name__]
-        for line in forward.fit_table(me, tuning) + forward.prior_table(me, tuning,
-                                                                         not args.no_loro):
-            print(line, flush=True)
+        print("\n".join(forward.fit_table(me, tuning)), flush=True)
+        forward.prior_table(me, tuning, not args.no_loro)  # prints its rows as they come
         return 0
     if args.fit_priors:
         values: dict[str, object] = dict(

@@ -124,8 +124,10 @@ def forward_sigma(grid: dict[str, dict], folds: tuple[str, ...], by: str) -> flo
 
 
 def prior_table(cal: Any, series: list[Any], loro: bool = True) -> list[str]:
+    """The exponent priors' candidates (each row printed as soon as it is known)."""
     lines = [f"exponent priors, forward folds {', '.join(FOLDS[1:])} (tuning rounds only):",
              f"  {'k':>1} {'centres':<22} {'spread':<10} {'≤ 4×: ' + HEAD:<42}  > 4×: {HEAD}"]
+    print("\n".join(lines), flush=True)
     for k in (1, 2):
         for h, per in CENTRES:
             grid = _forward_grid(cal, series, k, h, per)
@@ -146,7 +148,7 @@ def prior_table(cal: Any, series: list[Any], loro: bool = True) -> list[str]:
                 sigmas = "/".join(f"{sig[r]:g}" for r in FOLDS[1:])
                 lines.append(f"  {k} {name:<22} {rule:<10} {summary(near):<42}  {summary(far)}"
                              f"   σ {sigmas}")
-            print("\n".join(lines[-len(rules):]), flush=True)
+            print("\n".join(lines[-sum(1 for v in rules.values() if v):]), flush=True)
     return lines
 
 
