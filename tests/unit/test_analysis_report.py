@@ -203,8 +203,8 @@ def test_trn3_is_pending_never_zero_and_breaks_even_against_p5(example, html):
     # instance-hours, so a lower break-even price than linear scaling gave ($20.6540); the
     # figure follows the published prior's median exponent (1 − e^μ, scaling_prior.json); the
     # trials' 240 s warm-ups are on the steady clock with their work (one clock): $17.9106 before
-    # that; α 0.786 gave $17.8696, the rounds-alike centre (α 0.845) gives XXX
-    assert unit_price(be.price_usd) == "XXX" and "XXX" in text
+    # that; α 0.786 gave $17.8696, the rounds-alike centre (α 0.845) gives $18.5959
+    assert unit_price(be.price_usd) == "$18.5959" and "$18.5959" in text
     assert P5 in text and be.note in text and be.price_key in text
     # trn3's own section: the known part and the pending quantity, never a $0 total.
     block = cand_section(html, example, TRN3)
