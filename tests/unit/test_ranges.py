@@ -346,3 +346,21 @@ def test_every_calibration_series_names_its_source_and_none_is_held_out():
     tuning = {"mlperf-v0.5", "mlperf-v0.6", "mlperf-v0.7", "mlperf-v1.0", "mlperf-v2.1",
               "mlperf-hpc-v0.7", "mlperf-hpc-v1.0"}  # fmt: skip
     assert prior["fitted_on"] and all(i.split("/")[0] in tuning for i in prior["fitted_on"])
+
+
+def test_a_range_whose_time_is_fixed_but_a_cost_varies_has_one_shape():
+    # Found by hypothesis (test_no_percentile_is_silently_null): one trial with identical
+    # throughput samples and no failures gives a time that does not vary, while a cost line
+    # does (engineering hours are drawn): the sum once failed with a shape error (a 500).
+    inp = inputs(
+        cand=candidate(count=1),
+        trials=[trial(count=1, work=60000.0, wall={"steady_s": 60.0},
+                      steady_throughput_samples=[1000.0, 1000.0, 1000.0])],
+        prices=snapshot(instance_quote("trn2.48xlarge", "21.96")),
+        assumptions={"failure_rate_per_instance_hour": 0.0, "idle_fraction": 0.0,
+                     "engineering_hours": 1.0, "engineering_hourly_usd": "0.00"},
+    )  # fmt: skip
+    r = monte_carlo(inp, samples=200, seed=1)
+    assert r.p_infeasible == 0.0
+    t = r.time_to_target_h
+    assert t.p10 is not None and t.p10 == pytest.approx(t.p90)

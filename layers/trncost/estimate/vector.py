@@ -188,16 +188,27 @@ class VectorModel:
         for line in self.lines:
             amount, quantity = line.evaluate(held_h, v, factors)
             key = line.pending_key
+            # `+`, not `+=`: a line may vary where the time does not (a drawn rate or hours on a
+            # plan whose time is fixed), so the sum takes the wider shape
             if key is not None:
-                pending[key] += quantity
+                pending[key] = pending[key] + quantity
             else:
-                known += amount
+                known = known + amount
         if not all_ok:
-            known[~feasible] = np.nan
-            for q in pending.values():
-                q[~feasible] = np.nan
+            known = np.where(feasible, known, np.nan)
+            pending = {k: np.where(feasible, q, np.nan) for k, q in pending.items()}
             held_h = np.where(feasible, held_h, np.inf)
-        return Outcome(known, pending, total_s / 3600, held_h, feasible)
+        shape = np.broadcast_shapes(
+            np.shape(known), np.shape(held_h), np.shape(feasible),
+            *(np.shape(q) for q in pending.values()),
+        )  # fmt: skip
+        return Outcome(
+            np.broadcast_to(known, shape),
+            {k: np.broadcast_to(q, shape) for k, q in pending.items()},
+            np.broadcast_to(total_s / 3600, shape),
+            np.broadcast_to(held_h, shape),
+            np.broadcast_to(feasible, shape),
+        )
 
 
 # -- construction ----------------------------------------------------------------------------
