@@ -105,3 +105,19 @@ def test_only_settings_reads_the_environment() -> None:
             allowed = ENVIRONMENT_EXCEPTIONS[rel]
             uses = [u for u in uses if allowed is not None and u[1] not in allowed]
         assert not uses, f"{rel} touches the environment: {uses}"
+
+
+MAX_MODULE_LINES = 600  # a module a newcomer can hold in their head (issue 11)
+
+
+def test_no_module_under_layers_or_stacks_is_over_600_lines() -> None:
+    root_dir = PACKAGE.parent.parent
+    stacks = root_dir / "stacks"
+    assert (stacks / "api.py").is_file()
+    too_big = {
+        str(p.relative_to(root_dir)): n
+        for root in (PACKAGE, stacks)
+        for p in sorted(root.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert too_big == {}

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import EC2_MINIMUM_BILLED_SECONDS, HOURS_PER_MONTH
+from trncost.estimate.vector_tiers import Tiers
 from trncost.model.estimate import Estimate, EstimateInput, InputRow, LineItem
 from trncost.model.price import PriceKey
 
@@ -35,36 +36,6 @@ MONTH_H = float(HOURS_PER_MONTH)
 MONTHLY_FIELDS = ("transfer_out_gb", "transfer_inter_region_gb", "log_ingest_gb")
 TIER_ROW = "assumption:tier_position"
 MONTHS_ROW = "time:held_months"
-
-
-@dataclass(frozen=True)
-class Tiers:
-    """Contiguous tiers [begin, end) from 0, as money.tiered_amount charges them."""
-
-    begin: Array
-    end: Array
-    rate: Array
-    # the amount charged up to each tier's begin: a piecewise-linear, increasing function
-    _cum: Array = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        widths = np.minimum(self.end, np.r_[self.begin[1:], np.inf]) - self.begin
-        cum = np.r_[0.0, np.cumsum((widths * self.rate)[:-1])]
-        object.__setattr__(self, "_cum", cum)
-
-    def amount(self, q: Quantity) -> Quantity:
-        if self.begin.size == 1 and self.end[0] == np.inf:
-            return np.asarray(q, dtype=np.float64) * float(self.rate[0])
-        # piecewise linear through (beginᵢ, charged up to it), then the last tier's rate past
-        # its begin: np.interp is one pass (searchsorted and three gathers were five)
-        out: Array = np.asarray(np.interp(q, self.begin, self._cum), dtype=np.float64)
-        over = np.asarray(q, dtype=np.float64) - self.begin[-1]
-        if over.ndim == 0:
-            return float(out) + max(float(over), 0.0) * float(self.rate[-1])
-        np.maximum(over, 0.0, out=over)
-        over *= self.rate[-1]
-        out += over
-        return out
 
 
 @dataclass
