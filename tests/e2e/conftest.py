@@ -21,6 +21,11 @@ import pytest
 
 from tests.support.examples import ROOT
 
+# How long `trncost serve` may take to stop after Ctrl-C: it drains its pollers (a refresh may be
+# mid-analysis) and stops the embedded AWS; on a loaded 2-core machine that took over 20 s once.
+# A runtime that hangs still fails, after this.
+STOP_GRACE_S = 60
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -91,7 +96,7 @@ def running_server(directory: Path, *args: str) -> Iterator[Server]:
     yield server
     process.send_signal(signal.SIGINT)  # Ctrl-C
     try:
-        process.wait(timeout=20)
+        process.wait(timeout=STOP_GRACE_S)
     except subprocess.TimeoutExpired:
         process.kill()
         pytest.fail("trncost serve did not stop on Ctrl-C")

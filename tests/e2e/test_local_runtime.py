@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import STOP_GRACE_S
 from tests.support.examples import EXAMPLE_DIR, ROOT
 
 pytestmark = pytest.mark.slow
@@ -306,6 +307,10 @@ def test_with_two_runtimes_a_trial_goes_to_the_one_named(server, tmp_path):
         assert first_state.read_text() == first_before
     finally:
         second.send_signal(signal.SIGINT)
-        second.wait(timeout=30)
+        try:
+            second.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            second.kill()
+            raise
     assert not (state_dir / f"local-{port}.json").exists()  # it removed its own file only
     assert first_state.exists()
