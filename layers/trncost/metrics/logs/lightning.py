@@ -12,6 +12,7 @@ size (--global-batch-size).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from trncost.metrics.logs.base import (
     NUMBER,
@@ -52,16 +53,7 @@ class LightningProgress(LogFormat):
         self.epoch_max_s = 0.0
 
     def parse(self, line: str, number: int, sink: Sink) -> bool:
-        if "Trainer.fit` stopped" in line:
-            sink.event(EventKind.end, number)
-            return True
-        if "Restored all states from the checkpoint" in line:
-            sink.event(EventKind.checkpoint_restore, number, at=iso_time(line, 0, 40))
-            return True
-        found = False
-        for part in line.split("\r"):
-            found = self._one(part, number, sink) or found
-        return found
+        return parse_lightning_line(line, number, sink, self._one)
 
     def _one(self, part: str, line_no: int, sink: Sink) -> bool:
         m = _BAR.search(part)
@@ -94,3 +86,20 @@ class LightningProgress(LogFormat):
         if val is not None:
             sink.event(EventKind.eval, line_no, value=val, text="val_loss")
         return True
+
+
+def parse_lightning_line(
+    line: str, number: int, sink: Sink, one: Callable[[str, int, Sink], bool]
+) -> bool:
+    """A PyTorch Lightning log line (NeMo's too): the fit's end and a checkpoint restore are
+    events; otherwise each carriage-return part of a progress bar goes to `one`."""
+    if "Trainer.fit` stopped" in line:
+        sink.event(EventKind.end, number)
+        return True
+    if "Restored all states from the checkpoint" in line:
+        sink.event(EventKind.checkpoint_restore, number, at=iso_time(line, 0, 40))
+        return True
+    found = False
+    for part in line.split("\r"):
+        found = one(part, number, sink) or found
+    return found

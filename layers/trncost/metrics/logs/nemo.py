@@ -31,6 +31,7 @@ from trncost.metrics.logs.base import (
     iso_time,
     key_values,
 )
+from trncost.metrics.logs.lightning import parse_lightning_line
 
 _BAR = re.compile(
     r"\[(?P<elapsed>[\d:]+(?:\s*days?,\s*[\d:]+)?)<[^,\]]*,\s*[^,\]]*(?:,(?P<kv>[^\]]*))?\]"
@@ -60,16 +61,7 @@ class NeMoProgress(LogFormat):
     priority = 80
 
     def parse(self, line: str, number: int, sink: Sink) -> bool:
-        if "Trainer.fit` stopped" in line:
-            sink.event(EventKind.end, number)
-            return True
-        if "Restored all states from the checkpoint" in line:
-            sink.event(EventKind.checkpoint_restore, number, at=iso_time(line, 0, 40))
-            return True
-        found = False
-        for part in line.split("\r"):
-            found = self._one(part, number, sink) or found
-        return found
+        return parse_lightning_line(line, number, sink, self._one)
 
     def _one(self, part: str, number: int, sink: Sink) -> bool:
         at = iso_time(part, 0, 40)
