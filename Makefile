@@ -62,6 +62,7 @@ test: export AWS_ACCESS_KEY_ID := testing
 test: export AWS_SECRET_ACCESS_KEY := testing
 test: $(VENV_STAMP) $(CHECKOV_STAMP) $(CHROMIUM_STAMP) ## lint, type-check, then run the test suite (PYTEST_ARGS="-m infra" etc.)
 	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
 	$(MAKE) --no-print-directory typecheck
 	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
 
@@ -94,8 +95,9 @@ openapi: $(VENV_STAMP) ## regenerate openapi.json from the API routes
 checkov: $(VENV_STAMP) $(CHECKOV_STAMP) ## checkov over the synthesized templates (findings not acknowledged in stacks/checkov.py)
 	$(VENV)/bin/python -m pytest -q tests/infra/test_checkov.py
 
-lint: $(VENV_STAMP) ## ruff
+lint: $(VENV_STAMP) ## ruff check and ruff format --check (the pre-commit hooks run the same)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 typecheck: $(VENV_STAMP) ## mypy (pydantic plugin; strict on model, estimate, services, store, errors)
 	$(VENV)/bin/mypy

@@ -17,7 +17,7 @@ import numpy as np
 from trncost.estimate import monte_carlo, tornado
 from trncost.estimate.uncertainty import draw_all, prepare
 from trncost.model import Assumptions, EstimateInput
-from trncost.requestfile import load_estimate_file
+from trncost_client.requestfile import load_estimate_file
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "llama-8b" / "estimate.json"
 SAMPLES = 100_000

@@ -65,14 +65,14 @@ FAKE_CREDENTIALS = {
 
 HANDLER_CODE = (
     "import time; t = time.perf_counter(); "
-    "from trncost.local.handlers import load_handler; load_handler('api'); "
+    "from trncost_client.local.handlers import load_handler; load_handler('api'); "
     "print(time.perf_counter() - t)"
 )
 BOTO3_CODE = "import time; t = time.perf_counter(); import boto3; print(time.perf_counter() - t)"
 # the import, then what a first GET /workloads loads before its route runs
 FIRST_REQUEST_CODE = (
     "import time; t = time.perf_counter(); "
-    "from trncost.local.handlers import load_handler; load_handler('api'); "
+    "from trncost_client.local.handlers import load_handler; load_handler('api'); "
     "from trncost.api.app import _Routes; _Routes.include(_Routes.for_path('/workloads')); "
     "import trncost.store.records; "
     "print(time.perf_counter() - t)"
@@ -186,9 +186,9 @@ def warm_estimates(calls: int) -> dict[str, Any]:
     from moto import mock_aws
 
     from tests.support.factories import trial, workload  # the same seed as the API tests
-    from trncost.local.gateway import proxy_event
-    from trncost.local.handlers import load_handler
     from trncost.store.schema import TABLE
+    from trncost_client.local.gateway import proxy_event
+    from trncost_client.local.handlers import load_handler
 
     class Context:
         function_name = "trncost-api"

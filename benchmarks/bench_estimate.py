@@ -14,7 +14,7 @@ from pathlib import Path
 
 from trncost.estimate import estimate
 from trncost.model import Component, EstimateInput
-from trncost.requestfile import load_estimate_file
+from trncost_client.requestfile import load_estimate_file
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "llama-8b" / "estimate.json"
 

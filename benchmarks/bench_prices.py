@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from trncost.model.catalog import Catalog
 from trncost.pricing.client import PriceListClient
 from trncost.services.snapshots import SnapshotService
-from trncost.settings import Catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = ROOT / "cdk.json"

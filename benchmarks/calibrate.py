@@ -122,8 +122,13 @@ def load_series() -> list[Series]:
                 runs[int(r["nodes"])].append((float(r["work"]), float(r["seconds"])))
             batches = {r.get("global_batch_size") for r in s["runs"]} - {None}
             out.append(
-                Series(s["id"], s["round"], dict(runs), f"{src['repository']}@{src['commit'][:10]}",
-                       len(batches) > 1)
+                Series(
+                    s["id"],
+                    s["round"],
+                    dict(runs),
+                    f"{src['repository']}@{src['commit'][:10]}",
+                    len(batches) > 1,
+                )
             )
     # the same runs are re-published in later rounds: keep each set of runs once
     keys = [{(n, sec) for n, rs in s.runs.items() for _, sec in rs} for s in out]
@@ -178,8 +183,12 @@ def _trial(i: int, count: int, work: float, seconds: float) -> TrialRun:
             "phase": "target",
             "status": "completed",
             "candidate": {"instance_type": INSTANCE, "instance_count": count, "region": REGION},
-            "timing_scope": {"compile": False, "data_loading": True, "checkpoints": False,
-                             "evaluation": False},
+            "timing_scope": {
+                "compile": False,
+                "data_loading": True,
+                "checkpoints": False,
+                "evaluation": False,
+            },
             "work": {"unit": "samples", "done": work, "quality_meeting": work},
             "wall": {"steady_s": seconds},
             "quality": {"metric": "quality", "value": 1.0},
@@ -231,7 +240,15 @@ def predict(s: Series, fit_counts: list[int], count: int, regime: str, seed: int
     t = r.time_to_target_h
     assert t is not None
     return Outcome(
-        s.id, s.tuning, regime, tuple(fit_counts), count, truth_h, t.p10, t.p50, t.p90,
+        s.id,
+        s.tuning,
+        regime,
+        tuple(fit_counts),
+        count,
+        truth_h,
+        t.p10,
+        t.p50,
+        t.p90,
         r.p_infeasible,
     )
 
@@ -289,13 +306,10 @@ def table(outcomes: list[Outcome], title: str) -> list[str]:
         errs = [abs(o.error) for o in os_]
         bias = statistics.median(o.error for o in os_)
         goal = GOALS.get(regime)
-        verdict = (
-            ("coverage " + ("met" if 0.75 <= cov <= 0.90 else "NOT met"))
-            + (
-                f", |err| ≤ {goal:.0%} " + ("met" if statistics.median(errs) <= goal else "NOT met")
-                if goal is not None
-                else ""
-            )
+        verdict = ("coverage " + ("met" if 0.75 <= cov <= 0.90 else "NOT met")) + (
+            f", |err| ≤ {goal:.0%} " + ("met" if statistics.median(errs) <= goal else "NOT met")
+            if goal is not None
+            else ""
         )
         lines.append(
             f"  {regime:<44} {len(os_):>4} {len({o.series for o in os_}):>6} {cov:>16.0%} "
@@ -386,8 +400,10 @@ def fit_priors(
                     w2.append(weight(s, n_triples))
     intercept, slope = _median_line(np.array(pairs), np.array(w2))
     return {
-        "one_count": {"mu": round(_weighted_median(np.array(losses), np.array(w1)), 4),
-                      "pairs": len(losses)},
+        "one_count": {
+            "mu": round(_weighted_median(np.array(losses), np.array(w1)), 4),
+            "pairs": len(losses),
+        },
         "two_count": {
             "intercept": round(float(intercept), 4),
             "slope": round(float(slope), 4),
@@ -430,9 +446,7 @@ def _coverage(outcomes: list[Outcome]) -> float:
 
 def _width(outcomes: list[Outcome]) -> float:
     """Median ln(P90 / P10): how wide the ranges are (the sharpness)."""
-    return statistics.median(
-        math.log(o.p90 / o.p10) for o in outcomes if o.p10 and o.p90
-    )
+    return statistics.median(math.log(o.p90 / o.p10) for o in outcomes if o.p10 and o.p90)
 
 
 def _set_prior(**values: float) -> None:
@@ -448,8 +462,11 @@ CENTRES = ("one_count_mu", "two_count_intercept", "two_count_slope")
 def _centres(values: dict[str, object]) -> dict[str, float]:
     one, two = values["one_count"], values["two_count"]
     assert isinstance(one, dict) and isinstance(two, dict)
-    return {"one_count_mu": one["mu"], "two_count_intercept": two["intercept"],
-            "two_count_slope": two["slope"]}
+    return {
+        "one_count_mu": one["mu"],
+        "two_count_intercept": two["intercept"],
+        "two_count_slope": two["slope"],
+    }
 
 
 def cross_validated(series: list[Series], keep: Callable[[list[int], int], bool]) -> list[Outcome]:
@@ -461,8 +478,9 @@ def cross_validated(series: list[Series], keep: Callable[[list[int], int], bool]
     tuning = [s for s in series if s.tuning]
     out: list[Outcome] = []
     for r in sorted({s.round for s in tuning}):
-        _set_prior(**_centres(fit_priors(series, leave_out=r, per_round=PER_ROUND,
-                                          half_life=HALF_LIFE)))
+        _set_prior(
+            **_centres(fit_priors(series, leave_out=r, per_round=PER_ROUND, half_life=HALF_LIFE))
+        )
         out += run_all([s for s in tuning if s.round == r], keep=keep)
     return out
 
@@ -483,8 +501,12 @@ def _pick(tried: list[Candidate_], label: str) -> dict[str, float]:
     return best[0]
 
 
-def _grid(series: list[Series], keep: Callable[[list[int], int], bool],
-          grid: list[dict[str, float]], label: str) -> dict[str, float]:
+def _grid(
+    series: list[Series],
+    keep: Callable[[list[int], int], bool],
+    grid: list[dict[str, float]],
+    label: str,
+) -> dict[str, float]:
     tried: list[Candidate_] = []
     for v in grid:
         _set_prior(**v)
@@ -538,8 +560,11 @@ def tune_spreads(series: list[Series]) -> dict[str, float]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--fit-priors", action="store_true", help="refit the priors (tuning rounds)")
-    ap.add_argument("--forward", action="store_true",
-                    help="forward-chaining validation of the candidate methods (tuning rounds)")
+    ap.add_argument(
+        "--forward",
+        action="store_true",
+        help="forward-chaining validation of the candidate methods (tuning rounds)",
+    )
     ap.add_argument("--no-loro", action="store_true", help="with --forward: skip the LORO rule")
     args = ap.parse_args()
     series = load_series()
@@ -560,8 +585,10 @@ def main() -> int:
         _set_prior(**_centres(values))  # the published centres: every tuning round
         values["one_count"]["sigma"] = spread.pop("one_count_sigma")  # type: ignore[index]
         values["two_count"]["sigma"] = spread.pop("two_count_sigma")  # type: ignore[index]
-        values["discrepancy"] = {"scale": spread.pop("discrepancy_scale"),
-                                 "dof": spread.pop("discrepancy_dof")}
+        values["discrepancy"] = {
+            "scale": spread.pop("discrepancy_scale"),
+            "dof": spread.pop("discrepancy_dof"),
+        }
         values |= spread
         values["local_weight"] = 0.5
         write_prior(values, series)
@@ -578,30 +605,42 @@ def main() -> int:
         f"{len(outcomes)} predictions, {SAMPLES:,} draws each, "
         f"{time.perf_counter() - t0:.0f} s"
     )
-    print("goals: P10–P90 coverage 75–90 %; median |err| of P50 ≤ 15 % interpolating, ≤ 30 % "
-          "extrapolating up to 4×")
-    print("selection protocol: the method (how the priors' centres weigh the tuning rounds, how "
-          "the spreads are set) was chosen by forward-chaining validation inside the tuning rounds "
-          "(each round predicted from the rounds published before it; `--forward`), applied once "
-          "(`--fit-priors`, tuning rounds only); the report rounds chose and tuned nothing")
+    print(
+        "goals: P10–P90 coverage 75–90 %; median |err| of P50 ≤ 15 % interpolating, ≤ 30 % "
+        "extrapolating up to 4×"
+    )
+    print(
+        "selection protocol: the method (how the priors' centres weigh the tuning rounds, how "
+        "the spreads are set) was chosen by forward-chaining validation inside the tuning rounds "
+        "(each round predicted from the rounds published before it; `--forward`), applied once "
+        "(`--fit-priors`, tuning rounds only); the report rounds chose and tuned nothing"
+    )
     rep_rounds = ", ".join(sorted({s.round for s in series if not s.tuning}))
     tun_rounds = ", ".join(sorted(TUNING_ROUNDS))
-    for line in table(report, f"REPORT rounds ({rep_rounds}) — not used to fit or tune the "
-                      "priors:"):
+    for line in table(
+        report, f"REPORT rounds ({rep_rounds}) — not used to fit or tune the priors:"
+    ):
         print(line)
-    for line in table(tuning, f"TUNING rounds ({tun_rounds}) — in-sample: the priors were "
-                      "fitted and their spreads tuned (leave one round out) on them:"):
+    for line in table(
+        tuning,
+        f"TUNING rounds ({tun_rounds}) — in-sample: the priors were "
+        "fitted and their spreads tuned (leave one round out) on them:",
+    ):
         print(line)
     for line in table(outcomes, "ALL rounds:"):
         print(line)
     varies = {s.id for s in series if s.batch_varies}
-    print(f"hyperparameters with scale: {len(varies)} of {len(series)} series change the global "
-          "batch size with the count (and so the epochs to converge); the comparison is of "
-          "throughput (the held-out count's median work at its own measured work per second), "
-          "so the extra epochs a larger batch needs are not counted as a scaling loss. "
-          "Report-round coverage, batch changing / fixed:")
-    for label, pick in (("fit", lambda o: o.regime.startswith("fit")),
-                        ("prior", lambda o: o.regime.startswith("prior"))):
+    print(
+        f"hyperparameters with scale: {len(varies)} of {len(series)} series change the global "
+        "batch size with the count (and so the epochs to converge); the comparison is of "
+        "throughput (the held-out count's median work at its own measured work per second), "
+        "so the extra epochs a larger batch needs are not counted as a scaling loss. "
+        "Report-round coverage, batch changing / fixed:"
+    )
+    for label, pick in (
+        ("fit", lambda o: o.regime.startswith("fit")),
+        ("prior", lambda o: o.regime.startswith("prior")),
+    ):
         a = [o for o in report if pick(o) and o.series in varies]
         b = [o for o in report if pick(o) and o.series not in varies]
         print(f"  {label}: {_coverage(a):.0%} ({len(a)}) / {_coverage(b):.0%} ({len(b)})")

@@ -1,7 +1,7 @@
 """A tiny but real training loop (numpy) that speaks the trial agent's line protocol.
 
 It trains a small next-token softmax model on a synthetic corpus, checkpoints, restores and
-evaluates, printing `TRNCOST {...}` lines the agent measures (trncost.agent.protocol):
+evaluates, printing `TRNCOST {...}` lines the agent measures (trncost_client.agent.protocol):
 
     trncost trial run --local -- python examples/train_tiny.py --steps 60
 
@@ -77,26 +77,41 @@ def main(argv: list[str] | None = None) -> int:
         data_wait = time.perf_counter() - waited
         loss, grad = loss_and_grad(x, y)
         weights -= 300.0 * grad
-        say("step", tokens=tokens_per_step, loss=round(loss, 5), data_wait=round(data_wait, 5),
-            seconds=round(time.perf_counter() - started, 5))
+        say(
+            "step",
+            tokens=tokens_per_step,
+            loss=round(loss, 5),
+            data_wait=round(data_wait, 5),
+            seconds=round(time.perf_counter() - started, 5),
+        )
         if step == 3:
             say("warmup_done")
         if step % args.checkpoint_every == 0 or (step == args.steps and saved_weights is None):
             saved = time.perf_counter()
             np.save(checkpoint, weights)
             saved_weights = weights.copy()
-            say("checkpoint_save", seconds=round(time.perf_counter() - saved, 5),
-                bytes=checkpoint.stat().st_size)
+            say(
+                "checkpoint_save",
+                seconds=round(time.perf_counter() - saved, 5),
+                bytes=checkpoint.stat().st_size,
+            )
     restored = time.perf_counter()
     same = saved_weights is not None and bool(np.array_equal(np.load(checkpoint), saved_weights))
     say("checkpoint_restore", seconds=round(time.perf_counter() - restored, 5), ok=same)
     evaluated = time.perf_counter()
     x, y = batch()
     eval_loss, _ = loss_and_grad(x, y)
-    say("eval", metric="eval_loss", value=round(eval_loss, 5),
-        seconds=round(time.perf_counter() - evaluated, 5))
-    print(f"trained {args.steps} steps, {args.steps * tokens_per_step:,} tokens, "
-          f"eval_loss {eval_loss:.4f}", file=sys.stderr)
+    say(
+        "eval",
+        metric="eval_loss",
+        value=round(eval_loss, 5),
+        seconds=round(time.perf_counter() - evaluated, 5),
+    )
+    print(
+        f"trained {args.steps} steps, {args.steps * tokens_per_step:,} tokens, "
+        f"eval_loss {eval_loss:.4f}",
+        file=sys.stderr,
+    )
     return 0
 
 

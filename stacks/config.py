@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from trncost.settings import Catalog
+from trncost.model.catalog import Catalog
 
 # Commercial, GovCloud and ISO partitions: us-east-1, ap-southeast-2, us-gov-west-1, ...
 REGION_PATTERN = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$"

@@ -1,7 +1,8 @@
 """The house Lambda factory: every trncost function is built here, the same way.
 
-- `TrncostLayer`: the one Lambda layer, the `trncost` package (layers/trncost, less what only
-  the CLI, the agent and the local runtime use: LAYER_LEFT_OUT) under `python/trncost/` plus
+- `TrncostLayer`: the one Lambda layer, the whole `trncost` package (layers/trncost; the client
+  side — CLI, agent, local runtime — is the other package, client/trncost_client, never shipped)
+  under `python/trncost/` plus
   the pinned dependencies of layers/trncost/requirements.txt, installed by pip for arm64 on the
   host: no Docker.
 - `TrncostFunction`: arm64, `RUNTIME`, handler code from lambdas/<name>/ only, the layer, its
@@ -64,21 +65,9 @@ RUNTIME_PROVIDED_PACKAGES = frozenset(
 # SnapStart's runtime hooks, imported by lambdas/api/handler.py when present.
 RUNTIME_ONLY_MODULES = frozenset({"snapshot_restore_py"})
 
-# The parts of the package no Lambda handler uses, left out of the layer (tests/infra: no
-# handler imports them, even lazily, and every handler imports with the layer's files alone).
-LAYER_LEFT_OUT: tuple[str, ...] = (
-    f"{PACKAGE}/agent",  # runs inside training jobs, not in Lambda
-    f"{PACKAGE}/local",  # the embedded runtime for `make run` and tests
-    f"{PACKAGE}/cli",  # the `trncost` command
-    f"{PACKAGE}/client.py",  # the CLI's HTTP client of the API
-    f"{PACKAGE}/services/dead_letters.py",  # dead-letter operations (the CLI's)
-    f"{PACKAGE}/metrics/logs/tensorboard.py",  # TensorBoard event files: the CLI's (its reader,
-    # `tensorboard`, is a CLI dependency in requirements.txt, not a layer one)
-)
 # Paths under LAYERS_DIR that are not shipped. Used both to fingerprint the asset (so its hash
 # changes with the package source and requirements, and not with caches) and to copy it.
 LAYER_EXCLUDES: tuple[str, ...] = (
-    *LAYER_LEFT_OUT,
     "**/__pycache__",
     "**/*.pyc",
     "*.egg-info",

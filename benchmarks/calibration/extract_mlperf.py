@@ -88,8 +88,15 @@ def family(system: str) -> str:
         m = pattern.search(system)
         if m:
             a, b = m.span()
-            joined = system[:a] + ("_" if 0 < a and b < len(system) and
-                                   system[a] in "_-" and system[b - 1] in "_-" else "") + system[b:]
+            joined = (
+                system[:a]
+                + (
+                    "_"
+                    if 0 < a and b < len(system) and system[a] in "_-" and system[b - 1] in "_-"
+                    else ""
+                )
+                + system[b:]
+            )
             return joined.strip("_-")
     return system
 
@@ -162,7 +169,8 @@ def run(text: str) -> dict | None:
             trained = (float(value), evals, stop is not None)
         if stop is None and start is not None:
             progress = [
-                float(v) for k in ("samples_count", "epoch_num")
+                float(v)
+                for k in ("samples_count", "epoch_num")
                 if isinstance(v := meta.get(k), (int, float))
             ]
             if progress:
@@ -273,8 +281,7 @@ def main(repo: Path, round_: str, hpc: bool = False) -> int:
         sub = m.group("sub").strip("/").rsplit("/", 1)[-1]
         name = sub if f.startswith("v0.5.0/google/") else system
         groups[(org, family(name), bench)].append(
-            {"system": name, "system_nodes": nodes, "accelerators": nodes * per,
-             "path": f, **r}
+            {"system": name, "system_nodes": nodes, "accelerators": nodes * per, "path": f, **r}
         )
     series = []
     suite = "hpc" if hpc else "training"

@@ -74,14 +74,18 @@ def _prior_keep(k: int) -> Callable[[list[int], int], bool]:
     return lambda m, t: len(m) == k
 
 
-def _forward_grid(cal: Any, series: list[Any], k: int, h: float | None,
-                  per: bool) -> dict[str, dict]:
+def _forward_grid(
+    cal: Any, series: list[Any], k: int, h: float | None, per: bool
+) -> dict[str, dict]:
     """fold → σ → the fold's k-count predictions, centres from the rounds before it."""
     attr = "one_count_sigma" if k == 1 else "two_count_sigma"
     out: dict[str, dict] = {}
     for r in FOLDS:
-        cal._set_prior(**cal._centres(
-            cal.fit_priors(series, rounds=_before(cal, r), half_life=h, per_round=per)))
+        cal._set_prior(
+            **cal._centres(
+                cal.fit_priors(series, rounds=_before(cal, r), half_life=h, per_round=per)
+            )
+        )
         target = [s for s in series if s.round == r]
         out[r] = {}
         for sg in SIGMAS:
@@ -90,16 +94,16 @@ def _forward_grid(cal: Any, series: list[Any], k: int, h: float | None,
     return out
 
 
-def _loro_sigma(cal: Any, series: list[Any], k: int, h: float | None, per: bool,
-                rounds: set[str]) -> float:
+def _loro_sigma(
+    cal: Any, series: list[Any], k: int, h: float | None, per: bool, rounds: set[str]
+) -> float:
     """σ whose leave-one-round-out coverage over `rounds` is nearest 82.5 % (the sharpest
     within a point of it): the method so far, inside the rounds before a fold."""
     attr = "one_count_sigma" if k == 1 else "two_count_sigma"
     outs: dict[float, list[Any]] = {sg: [] for sg in SIGMAS}
     for r in sorted(rounds):
         cal._set_prior(
-            **cal._centres(cal.fit_priors(series, rounds=rounds - {r}, half_life=h,
-                                          per_round=per))
+            **cal._centres(cal.fit_priors(series, rounds=rounds - {r}, half_life=h, per_round=per))
         )
         target = [s for s in series if s.round == r]
         for sg in SIGMAS:
@@ -113,6 +117,7 @@ def _loro_sigma(cal: Any, series: list[Any], k: int, h: float | None, per: bool,
 def forward_sigma(grid: dict[str, dict], folds: tuple[str, ...], by: str) -> float:
     """σ over `folds`' forward predictions: the least mean interval score (by "score"), or
     the coverage nearest 82.5 % (by "coverage"; the sharpest within a point of it)."""
+
     def outs(sg: float) -> list[Any]:
         return [o for r in folds for o in grid[r][sg]]
 
@@ -125,8 +130,10 @@ def forward_sigma(grid: dict[str, dict], folds: tuple[str, ...], by: str) -> flo
 
 def prior_table(cal: Any, series: list[Any], loro: bool = True) -> list[str]:
     """The exponent priors' candidates (each row printed as soon as it is known)."""
-    lines = [f"exponent priors, forward folds {', '.join(FOLDS[1:])} (tuning rounds only):",
-             f"  {'k':>1} {'centres':<22} {'spread':<10} {'≤ 4×: ' + HEAD:<42}  > 4×: {HEAD}"]
+    lines = [
+        f"exponent priors, forward folds {', '.join(FOLDS[1:])} (tuning rounds only):",
+        f"  {'k':>1} {'centres':<22} {'spread':<10} {'≤ 4×: ' + HEAD:<42}  > 4×: {HEAD}",
+    ]
     print("\n".join(lines), flush=True)
     for k in (1, 2):
         for h, per in CENTRES:
@@ -137,8 +144,7 @@ def prior_table(cal: Any, series: list[Any], loro: bool = True) -> list[str]:
                 rules["fwd cov"][r] = forward_sigma(grid, FOLDS[:j], "coverage")
                 if loro:
                     rules["LORO"][r] = _loro_sigma(cal, series, k, h, per, _before(cal, r))
-            name = ("rounds" if per else "pairs") + " alike" + (
-                "" if h is None else f", h {h:g} y")
+            name = ("rounds" if per else "pairs") + " alike" + ("" if h is None else f", h {h:g} y")
             for rule, sig in rules.items():
                 if not sig:
                     continue
@@ -146,9 +152,10 @@ def prior_table(cal: Any, series: list[Any], loro: bool = True) -> list[str]:
                 near = [o for o in outs if "≤ 4×" in o.regime]
                 far = [o for o in outs if "> 4×" in o.regime]
                 sigmas = "/".join(f"{sig[r]:g}" for r in FOLDS[1:])
-                lines.append(f"  {k} {name:<22} {rule:<10} {summary(near):<42}  {summary(far)}"
-                             f"   σ {sigmas}")
-            print("\n".join(lines[-sum(1 for v in rules.values() if v):]), flush=True)
+                lines.append(
+                    f"  {k} {name:<22} {rule:<10} {summary(near):<42}  {summary(far)}   σ {sigmas}"
+                )
+            print("\n".join(lines[-sum(1 for v in rules.values() if v) :]), flush=True)
     return lines
 
 
@@ -163,10 +170,17 @@ INTERP_GRID = [
 
 def fit_table(cal: Any, series: list[Any]) -> list[str]:
     interp = [s for s in series if s.tuning]
-    folds = [r for r in FOLDS if any(cal._interpolating(m, t) for s in interp if s.round == r
-                                     for m, t in cal.experiments(s))]
-    lines = [f"fit, interpolating (leave-one-out), forward folds {', '.join(folds)}:",
-             f"  {'bootstrap noise':<24} {'pick by':<9} {HEAD}   settings per fold"]
+    folds = [
+        r
+        for r in FOLDS
+        if any(
+            cal._interpolating(m, t) for s in interp if s.round == r for m, t in cal.experiments(s)
+        )
+    ]
+    lines = [
+        f"fit, interpolating (leave-one-out), forward folds {', '.join(folds)}:",
+        f"  {'bootstrap noise':<24} {'pick by':<9} {HEAD}   settings per fold",
+    ]
     for boot in (0.0, 1.0):
         cal._set_prior(bootstrap_discrepancy=boot)
         per: dict[str, list[tuple[dict, list[Any]]]] = {}
@@ -191,8 +205,10 @@ def fit_table(cal: Any, series: list[Any]) -> list[str]:
                     continue
                 if rule == "coverage":
                     gap = min(abs(t[1] - cal.TARGET) for t in tried)
-                    best = min((t for t in tried if abs(t[1] - cal.TARGET) <= gap + 0.01),
-                               key=lambda t: t[2])
+                    best = min(
+                        (t for t in tried if abs(t[1] - cal.TARGET) <= gap + 0.01),
+                        key=lambda t: t[2],
+                    )
                 else:
                     best = min(tried, key=lambda t: t[3])
                 picks.append(f"{r}: " + ",".join(f"{x:g}" for x in per[r][best[0]][0].values()))

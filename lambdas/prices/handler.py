@@ -19,11 +19,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from trncost.errors import PriceListItemError, PublishRefused
+from trncost.errors import PriceListItemError, PublishRefused, format_validation_error
+from trncost.model.catalog import Catalog
 from trncost.observability import NAMESPACE, MetricName
-from trncost.requestfile import format_validation_error
 from trncost.services.snapshots import SnapshotService
-from trncost.settings import CATALOG_ENV, Catalog
+from trncost.settings import CATALOG_ENV
 from trncost.wiring import Wiring
 
 logger = Logger()

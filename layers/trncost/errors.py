@@ -33,6 +33,10 @@ match the Lambda's error type).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # stdlib only at run time: the formatters below read what .errors() gives
+    from pydantic import ValidationError
 
 
 class TrncostError(Exception):
@@ -215,3 +219,30 @@ class ApiError(ClientError):
     def __str__(self) -> str:
         where = f" [{', '.join(self.fields)}]" if self.fields else ""
         return f"{self.message}{where} (HTTP {self.status} {self.code})"
+
+
+# -- pydantic validation errors, in words: the one formatter ----------------------------------
+def field_path(loc: Sequence[object], prefix: str = "") -> str:
+    """A validation error's location as a dotted field, under `prefix` ("" at the top)."""
+    where = ".".join(str(p) for p in loc)
+    return ".".join(p for p in (prefix, where) if p)
+
+
+def validation_fields(exc: ValidationError, prefix: str = "") -> list[str]:
+    """Every field at fault, dotted."""
+    return [field_path(e["loc"], prefix) for e in exc.errors(include_url=False)]
+
+
+def first_validation_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
+    """(the first field at fault, "field: message") — what a 422 or a CLI line says."""
+    first = exc.errors(include_url=False)[0]
+    field = field_path(first["loc"], prefix)
+    return field, f"{field or '(top level)'}: {first['msg']}"
+
+
+def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
+    """Every problem as "field: message", joined by "; "."""
+    return "; ".join(
+        f"{field_path(e['loc'], prefix) or '(top level)'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    )

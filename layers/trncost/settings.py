@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trncost.model.common import InstanceType, Region
+from trncost.model.catalog import Catalog
 
 # -- the names ----------------------------------------------------------------------------------
 TABLE_NAME_ENV = "TRNCOST_TABLE"
@@ -55,26 +55,10 @@ def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
-class Catalog(BaseModel):
-    """Which instance types × regions to price (plus the usage services in those regions)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    instance_types: list[InstanceType] = Field(min_length=1)
-    regions: list[Region] = Field(min_length=1)
-    capacity_block_hours: int | None = Field(
-        default=None,
-        ge=24,
-        le=182 * 24,
-        description="also quote EC2 Capacity Blocks of this duration (None: do not query)",
-    )
-    capacity_block_lookahead_days: int = Field(default=56, ge=1, le=182)
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Catalog | None:
-        """The stage catalog in CATALOG_ENV, None when it is not set."""
-        raw = _env(env).get(CATALOG_ENV)
-        return cls.model_validate(json.loads(raw)) if raw else None
+def catalog_from_env(env: Mapping[str, str] | None = None) -> Catalog | None:
+    """The stage catalog in CATALOG_ENV, None when it is not set."""
+    raw = _env(env).get(CATALOG_ENV)
+    return Catalog.model_validate(json.loads(raw)) if raw else None
 
 
 class PlanLimits(BaseModel):
@@ -139,12 +123,11 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = _env(env)
-        catalog = env.get(CATALOG_ENV)
         return cls(
             table_name=env[TABLE_NAME_ENV],
             bus_name=env.get(BUS_NAME_ENV) or None,
             price_list_region=env.get(PRICE_LIST_REGION_ENV, "us-east-1"),
-            catalog=Catalog.model_validate(json.loads(catalog)) if catalog else None,
+            catalog=catalog_from_env(env),
             live_prices=env.get(LIVE_PRICES_ENV, "true").lower() not in ("false", "0", "no"),
             accept_uploads=env.get(ACCEPT_UPLOADS_ENV, "false").lower() in ("true", "1", "yes"),
             state_machine_arn=env.get(STATE_MACHINE_ARN_ENV) or None,
@@ -188,7 +171,7 @@ class LocalSettings(BaseModel):
         return cls(state_dir=Path(state_dir), log_level=env.get(LOG_LEVEL_ENV, "WARNING"))
 
 
-# -- the trial agent (trncost.agent, inside training jobs; not read by the Lambdas) -----------
+# -- the trial agent (trncost_client.agent, inside training jobs; not read by the Lambdas) ---
 # The launchers (trncost.launch) or the job's own environment set these; the agent's flags win.
 AGENT_TRIAL_ID_ENV = "TRNCOST_TRIAL_ID"
 AGENT_TAGS_ENV = "TRNCOST_TAGS"  # "k=v,k=v": the job's trncost:* tags
@@ -214,7 +197,7 @@ def parse_tags(text: str | None) -> dict[str, str]:
 
 class AgentSettings(BaseModel):
     """What the trial agent reads from its environment (an unset or empty variable is None).
-    trncost.agent.AgentConfig combines it with the agent's flags and the job's tags."""
+    trncost_client.agent.AgentConfig combines it with the agent's flags and the job's tags."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 

@@ -76,7 +76,7 @@ def running_server(directory: Path, *args: str) -> Iterator[Server]:
     )
     with out.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "trncost.cli", "serve", "--port", str(port), *args],
+            [sys.executable, "-m", "trncost_client.cli", "serve", "--port", str(port), *args],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,

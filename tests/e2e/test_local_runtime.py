@@ -152,7 +152,7 @@ def _cli(server, *argv: str, env: dict | None = None, timeout: float = 180):
     import sys
 
     return subprocess.run(
-        [sys.executable, "-m", "trncost.cli", *argv],
+        [sys.executable, "-m", "trncost_client.cli", *argv],
         cwd=ROOT,
         env={**server.env, **(env or {})},
         capture_output=True,
@@ -279,7 +279,15 @@ def test_with_two_runtimes_a_trial_goes_to_the_one_named(server, tmp_path):
     log_path = tmp_path / "second.log"
     with log_path.open("w") as log:
         second = subprocess.Popen(
-            [sys.executable, "-m", "trncost.cli", "serve", "--port", str(port), "--no-example"],
+            [
+                sys.executable,
+                "-m",
+                "trncost_client.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--no-example",
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,

@@ -172,7 +172,7 @@ def test_the_comparison_report_fits_1024_to_1440(server, browser, shots, tmp_pat
 def test_the_analysis_page_fits_1024_to_1440(browser, shots, tmp_path):
     path = tmp_path / "analysis.html"
     done = subprocess.run(
-        [sys.executable, "-m", "trncost.cli", "compare", str(EXAMPLE), "--samples", "2000",
+        [sys.executable, "-m", "trncost_client.cli", "compare", str(EXAMPLE), "--samples", "2000",
          "--html", str(path)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

@@ -31,6 +31,7 @@ from tests.support.template_kit import listed as _listed
 from tests.support.template_kit import one as _one
 from tests.support.template_kit import resources as _resources
 from tests.support.template_kit import statements as _statements
+from trncost.model.catalog import Catalog
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
@@ -40,7 +41,6 @@ from trncost.settings import (
     PRICE_LIST_REGION_ENV,
     STATE_MACHINE_ARN_ENV,
     TABLE_NAME_ENV,
-    Catalog,
 )
 from trncost.store.schema import TABLE
 

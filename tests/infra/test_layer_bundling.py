@@ -25,7 +25,6 @@ from packaging.utils import canonicalize_name
 
 from stacks.lambda_factory import (
     LAMBDAS_DIR,
-    LAYER_LEFT_OUT,
     LAYER_REQUIREMENTS,
     LAYERS_DIR,
     PACKAGE,
@@ -101,8 +100,7 @@ def test_layer_is_bundled_locally_for_arm64(tmp_path: Path, cli_context, synthes
     site = outdir / f"asset.{asset_hash}" / "python"
     assert (site / "trncost" / "estimate" / "engine.py").is_file()
     assert (site / "trncost" / "store" / "schema.py").is_file()
-    for left_out in LAYER_LEFT_OUT:
-        assert not (site / left_out).exists(), left_out
+    assert not (site / "trncost_client").exists()  # the client side is never shipped
     assert not list(site.rglob("__pycache__")) and not list(site.rglob("*.pyc"))
     # ... and pydantic-core built for the runtime's CPython on aarch64 Linux
     tag = f"cpython-{python_version().replace('.', '')}-aarch64-linux-gnu"
@@ -179,14 +177,6 @@ def _reached(root: Path, entry_points: list[Path]) -> tuple[set[str], set[str]]:
     return package_modules, others
 
 
-def _left_out(module: str) -> bool:
-    relative = module.replace(".", "/")
-    return any(
-        relative == entry.removesuffix(".py") or relative.startswith(f"{entry}/")
-        for entry in LAYER_LEFT_OUT
-    )
-
-
 @pytest.fixture(scope="module")
 def layer_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The layer's python/ folder as the bundler writes it, less pip's part."""
@@ -195,22 +185,24 @@ def layer_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-def test_the_layer_leaves_out_what_only_the_cli_and_local_runs_use(layer_site: Path) -> None:
-    assert {f"{PACKAGE}/{name}" for name in ("cli", "client.py", "local", "agent")} <= set(
-        LAYER_LEFT_OUT
+def test_the_layer_is_the_whole_package_and_nothing_of_the_client_side(layer_site: Path) -> None:
+    shipped = sorted(p.relative_to(layer_site).as_posix() for p in layer_site.rglob("*.py"))
+    source = sorted(
+        p.relative_to(LAYERS_DIR).as_posix()
+        for p in (LAYERS_DIR / PACKAGE).rglob("*.py")
+        if "__pycache__" not in p.parts
     )
-    assert f"{PACKAGE}/services/dead_letters.py" in LAYER_LEFT_OUT
-    for left_out in LAYER_LEFT_OUT:
-        assert not (layer_site / left_out).exists(), left_out
+    assert shipped == source
     assert (layer_site / PACKAGE / "estimate" / "engine.py").is_file()
+    assert not (layer_site / "trncost_client").exists()
 
 
-def test_no_handler_imports_a_module_left_out_of_the_layer(layer_site: Path) -> None:
+def test_no_handler_reaches_the_client_side(layer_site: Path) -> None:
     # Given every module the handlers import, even lazily, followed through the source tree
-    reached, _ = _reached(LAYERS_DIR, HANDLERS)
+    reached, others = _reached(LAYERS_DIR, HANDLERS)
     assert {"trncost.settings", "trncost.api.app", "trncost.services.trial_steps"} <= reached
-    # Then none is left out of the layer, and the layer has each of them
-    assert sorted(m for m in reached if _left_out(m)) == []
+    # Then none is client-side code, and the layer has each of them
+    assert "trncost_client" not in others
     missing = sorted(m for m in reached if _module_file(layer_site, m) is None)
     assert missing == []
 
@@ -263,7 +255,7 @@ def test_every_handler_imports_with_the_layer_alone(layer_site: Path) -> None:
         capture_output=True, text=True, env=environment, check=False, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    # Then each trncost module it loaded came from the layer, and none is one left out
+    # Then each trncost module it loaded came from the layer (trncost_client is not there)
     loaded: dict[str, str | None] = json.loads(done.stdout.strip().splitlines()[-1])
     assert "trncost.api.app" in loaded and "trncost.services.trial_steps" in loaded
     outside = {
@@ -272,4 +264,3 @@ def test_every_handler_imports_with_the_layer_alone(layer_site: Path) -> None:
         if file is not None and not Path(file).is_relative_to(layer_site)
     }
     assert outside == {}
-    assert sorted(name for name in loaded if _left_out(name)) == []

@@ -17,7 +17,6 @@ from stacks import lambda_factory, nag
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.data import EVENT_ARCHIVE_RETENTION
 from stacks.lambda_factory import (
-    LAYER_LEFT_OUT,
     LAYERS_DIR,
     RUNTIME,
     TrncostLayer,
@@ -43,13 +42,13 @@ from tests.support.template_kit import one as _one
 from tests.support.template_kit import resources as _resources
 from tests.support.template_kit import statements as _statements
 from trncost.events import AGENT_SOURCE, SOURCE
+from trncost.model.catalog import Catalog
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     PRICE_LIST_REGION_ENV,
     TABLE_NAME_ENV,
-    Catalog,
 )
 from trncost.store.schema import TABLE
 
@@ -161,7 +160,7 @@ def test_prices_function_environment_uses_the_names_of_the_modules(
         BUS_NAME_ENV,
         PRICE_LIST_REGION_ENV,
         ACCEPT_UPLOADS_ENV,
-    CATALOG_ENV,
+        CATALOG_ENV,
         ACCEPT_UPLOADS_ENV,
         "POWERTOOLS_SERVICE_NAME",
         "POWERTOOLS_METRICS_NAMESPACE",
@@ -330,15 +329,11 @@ def test_layer_asset_hash_follows_package_requirements_and_pip_options_not_cache
     source = tmp_path / "layers"
     shutil.copytree(LAYERS_DIR, source, ignore=shutil.ignore_patterns("__pycache__"))
     base = _layer_asset_hash(tmp_path, cli_context, source, "base")
-    # caches and excluded parts do not change it
+    # caches do not change it
     (source / "trncost" / "__pycache__").mkdir(exist_ok=True)
     (source / "trncost" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
-    (source / "trncost" / "cli" / "parser.py").write_text("# changed\n")
-    for left_out in LAYER_LEFT_OUT:  # a file, or a file in the folder, changed or new
-        changed = source / left_out
-        changed = changed if changed.suffix == ".py" else changed / "__init__.py"
-        changed.parent.mkdir(parents=True, exist_ok=True)
-        changed.write_text("# changed\n")
+    (source / "trncost" / "estimate" / "__pycache__").mkdir(exist_ok=True)
+    (source / "trncost" / "estimate" / "__pycache__" / "y.cpython-311.pyc").write_bytes(b"\0")
     assert _layer_asset_hash(tmp_path, cli_context, source, "cache") == base
     # the requirements do
     requirements = source / "trncost" / "requirements.txt"
@@ -356,19 +351,14 @@ def test_layer_asset_hash_follows_package_requirements_and_pip_options_not_cache
     assert after_options not in {base, after_requirements, after_source}
 
 
-def test_layer_copy_leaves_out_agent_local_cli_and_caches(tmp_path: Path) -> None:
+def test_layer_copy_leaves_out_caches(tmp_path: Path) -> None:
     source = tmp_path / "layers"
     for relative in (
         "trncost/__init__.py",
         "trncost/estimate/engine.py",
         "trncost/report/template.html",
         "trncost/services/estimates.py",
-        "trncost/agent/__init__.py",
-        "trncost/local/server.py",
-        "trncost/cli/__init__.py",
-        "trncost/cli/main.py",
-        "trncost/client.py",
-        "trncost/services/dead_letters.py",
+        "trncost/.hidden",
         "trncost/__pycache__/events.cpython-311.pyc",
         "trncost/estimate/__pycache__/engine.cpython-311.pyc",
     ):

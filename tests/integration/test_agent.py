@@ -12,13 +12,13 @@ import boto3
 import pytest
 
 from tests.support.factories import workload
-from trncost.agent.__main__ import run
-from trncost.agent.publish import Publisher
 from trncost.metrics.cloudwatch import MetricsReader
 from trncost.metrics.events import parse_job_event
 from trncost.metrics.names import AGENT_NAMESPACE, trial_queries
 from trncost.metrics.record import build_trial_record
 from trncost.model.trial import TrialStatus
+from trncost_client.agent.__main__ import run
+from trncost_client.agent.publish import Publisher
 
 SCRIPT = textwrap.dedent(
     """

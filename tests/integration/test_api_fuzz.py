@@ -40,7 +40,6 @@ def moto_backend():
     with mock_aws():
         import boto3
 
-
         boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs("trncost-fuzz"))
         API.services = Wiring()  # this module's sandbox, fresh inside the mock
         yield

@@ -14,8 +14,8 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from trncost.cli import main
 from trncost.settings import STATE_DIR_ENV, URL_ENV
+from trncost_client.cli import main
 
 
 def free_port() -> int:
@@ -118,7 +118,7 @@ def test_each_command_goes_to_the_runtime_its_url_names(runtimes, capsys):
 
 
 def test_a_deployed_url_means_aws_in_its_region(runtimes, capsys, monkeypatch):
-    from trncost.cli import dlq as cli_dlq
+    from trncost_client.cli import dlq as cli_dlq
 
     seen = {}
 

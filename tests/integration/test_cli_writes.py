@@ -13,17 +13,17 @@ import pytest
 from tests.support.examples import EXAMPLE, EXAMPLE_DIR, ROOT
 from tests.support.handlers import FakeContext, lambda_env, load_handler
 from tests.support.http import serve_http
-from trncost.cli import main
-from trncost.client import TrncostClient
-from trncost.local.gateway import WsgiGateway
 from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV
+from trncost_client.cli import main
+from trncost_client.http import TrncostClient
+from trncost_client.local.gateway import WsgiGateway
 
 WID = "llama31-8b-cpt"
 CATALOG = {
     "instance_types": ["trn2.48xlarge", "trn3.48xlarge", "p5.48xlarge", "c7i.16xlarge"],
     "regions": ["us-east-2"],
 }
-BUNDLED_PRICES = ROOT / "layers" / "trncost" / "local" / "data" / "saved_price_list.json"
+BUNDLED_PRICES = ROOT / "client" / "trncost_client" / "local" / "data" / "saved_price_list.json"
 
 
 @pytest.fixture

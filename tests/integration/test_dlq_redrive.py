@@ -1,5 +1,5 @@
 """`trncost dlq list | redrive | status`: dead-letter queues and their redrive
-(trncost.services.dead_letters).
+(trncost_client.dead_letters).
 
 Two paths: SQS message move tasks (StartMessageMoveTask / ListMessageMoveTasks, which moto
 does not implement: a botocore Stubber with real-format responses), and --by-copy (receive,
@@ -15,10 +15,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from trncost.cli import dlq as cli_dlq
-from trncost.cli import main
 from trncost.errors import OpsError
-from trncost.services.dead_letters import QueueOps, is_dead_letter_name
+from trncost_client.cli import dlq as cli_dlq
+from trncost_client.cli import main
+from trncost_client.dead_letters import QueueOps, is_dead_letter_name
 
 ACCOUNT = "123456789012"
 URL = f"https://sqs.us-east-1.amazonaws.com/{ACCOUNT}"
@@ -430,7 +430,7 @@ def test_the_move_rate_limit_is_sqs_s():
 
 
 def ops_queue(name: str):
-    from trncost.services.dead_letters import Queue
+    from trncost_client.dead_letters import Queue
 
     return Queue(name=name, url=f"{URL}/{name}", arn=arn(name))
 

@@ -15,7 +15,6 @@ from tests.support.events import load_event, put_event
 from tests.support.factories import instance_quote, snapshot, workload
 from tests.support.handlers import FakeContext, load_handler
 from trncost.events import DetailType, pattern
-from trncost.local.esm import QueuePoller
 from trncost.metrics import names as n
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.metrics.sagemaker import TrainingJobReader
@@ -27,6 +26,7 @@ from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.ingest import IngestStore
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
+from trncost_client.local.esm import QueuePoller
 
 WL = "llama31-8b-cpt"
 AGENT_TRIAL = "trn3-base-01"

@@ -72,7 +72,7 @@ def test_sagemaker_creates_a_tagged_job_and_a_retry_reuses_it(aws) -> None:
     kwargs = SageMakerLauncher.create_kwargs(request())
     assert kwargs["AlgorithmSpecification"]["ContainerArguments"][:3] == [
         "-m",
-        "trncost.agent",
+        "trncost_client.agent",
         "--",
     ]
     assert kwargs["Environment"]["TRNCOST_SEND_EVENT"] == "0"
@@ -132,7 +132,7 @@ def test_ec2_runs_a_self_terminating_tagged_instance(aws) -> None:
     assert kwargs["ClientToken"] == job_name(r.trial_id, 64)
     script = user_data(r)
     assert script.rstrip().endswith("shutdown -h now") and "trap 'shutdown -h now' EXIT" in script
-    assert "python3 -m trncost.agent --send-event -- python train.py --lr 3e-4" in script
+    assert "python3 -m trncost_client.agent --send-event -- python train.py --lr 3e-4" in script
     assert "export TRNCOST_BUS=trncost-dev" in script
     # moto has no trn3 in its catalog: run the same call with a type it knows
     job = Ec2Launcher(ec2).launch(
@@ -173,7 +173,12 @@ def test_batch_submits_with_trncost_parameters_and_terminates() -> None:
     assert kwargs["parameters"]["trncost_workload"] == "wl-1"
     assert kwargs["parameters"]["trncost_phase"] == "baseline"
     assert kwargs["parameters"]["trncost_trial"] == r.trial_id
-    assert kwargs["containerOverrides"]["command"][:4] == ["python3", "-m", "trncost.agent", "--"]
+    assert kwargs["containerOverrides"]["command"][:4] == [
+        "python3",
+        "-m",
+        "trncost_client.agent",
+        "--",
+    ]
     with Stubber(batch) as stub:
         stub.add_response(
             "submit_job",

@@ -106,7 +106,7 @@ def test_what_the_local_launcher_refuses(tmp_path, runs, over, why) -> None:
 def test_the_command_names_this_python_and_the_runtime(tmp_path) -> None:
     runs = LocalRuns(runs_dir=tmp_path, region="us-east-1", bus_name="trncost-local")
     argv = local.command(request(), runs, "/venv/bin/python", Path("/b.jsonl"))
-    assert argv[:3] == ["/venv/bin/python", "-m", "trncost.agent"]
+    assert argv[:3] == ["/venv/bin/python", "-m", "trncost_client.agent"]
     assert argv[argv.index("--") + 1] == "/venv/bin/python"
     assert ["--bus", "trncost-local"] == argv[argv.index("--bus") : argv.index("--bus") + 2]
     assert "--send-event" in argv

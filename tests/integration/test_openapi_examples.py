@@ -27,7 +27,7 @@ from trncost.settings import (
 from trncost.workflow.definition import render, substitutions
 
 DOCUMENT = json.loads((ROOT / "openapi.json").read_text())
-BUNDLED_PRICES = ROOT / "layers" / "trncost" / "local" / "data" / "saved_price_list.json"
+BUNDLED_PRICES = ROOT / "client" / "trncost_client" / "local" / "data" / "saved_price_list.json"
 CATALOG = {
     "instance_types": ["trn2.48xlarge", "trn3.48xlarge", "p5.48xlarge", "c7i.16xlarge"],
     "regions": ["us-east-2"],

@@ -21,13 +21,13 @@ from tests.support.factories import workload
 from tests.support.handlers import FakeContext, load_handler
 from tests.support.workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
 from trncost.errors import LaunchRejected
+from trncost.model.plan import TrialPlan
 from trncost.observability import NAMESPACE, MetricName
 from trncost.services.trial_steps import TrialSteps
 from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
 from trncost.store.schema import TABLE
 from trncost.workflow.definition import render, substitutions
-from trncost.workflow.plan import TrialPlan
 
 pytestmark = pytest.mark.slow
 

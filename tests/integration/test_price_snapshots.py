@@ -22,9 +22,9 @@ from trncost import aws
 from trncost.bus import EventPublisher
 from trncost.errors import Conflict
 from trncost.events import SOURCE, DetailType
+from trncost.model.catalog import Catalog
 from trncost.pricing.client import PriceListClient
 from trncost.services.snapshots import SnapshotService
-from trncost.settings import Catalog
 from trncost.store.prices import PriceStore
 
 CATALOG = Catalog(

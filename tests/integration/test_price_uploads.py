@@ -19,6 +19,7 @@ from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, load_handler
 from tests.support.reliability_kit import sqs_record
 from tests.support.stubs import expect_catalog, pricing_client, saved_items
+from trncost.model.catalog import Catalog
 from trncost.pricing.client import PriceListClient
 from trncost.services.snapshots import file_sha256
 from trncost.settings import (
@@ -27,7 +28,6 @@ from trncost.settings import (
     CATALOG_ENV,
     LIVE_PRICES_ENV,
     TABLE_NAME_ENV,
-    Catalog,
 )
 
 CATALOG = Catalog(instance_types=["trn2.48xlarge", "trn3.48xlarge"], regions=["us-east-1"])

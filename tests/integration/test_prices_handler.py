@@ -10,11 +10,11 @@ from botocore.stub import Stubber
 from tests.support.events import saved_price_list
 from tests.support.handlers import CATALOG, FakeContext, lambda_env, load_handler
 from tests.support.stubs import expect_catalog, pricing_client, saved_items
+from trncost.model.catalog import Catalog
 from trncost.pricing.client import PriceListClient
 from trncost.settings import (
     BUS_NAME_ENV,
     PRICE_LIST_REGION_ENV,
-    Catalog,
 )
 from trncost.store.prices import PriceStore
 

@@ -22,6 +22,7 @@ from tests.support.events import load_event
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, load_handler
 from tests.support.stubs import pricing_client, saved_items
+from trncost.model.catalog import Catalog
 from trncost.pricing.catalog import ProductQuery, queries_for
 from trncost.pricing.client import PriceListClient
 from trncost.settings import (
@@ -29,7 +30,6 @@ from trncost.settings import (
     CATALOG_ENV,
     LIVE_PRICES_ENV,
     TABLE_NAME_ENV,
-    Catalog,
 )
 
 ML = "ml.trn1.32xlarge"

@@ -15,13 +15,13 @@ from tests.support.handlers import FakeContext, api_event
 from tests.support.workflow_kit import plan_data
 from trncost.api import errors, trial_plans
 from trncost.api.context import serving
+from trncost.model.plan import GateResult
 from trncost.services.trial_plans import TrialPlanService
 from trncost.settings import Settings
 from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
 from trncost.wiring import Wiring
 from trncost.workflow.definition import render, substitutions
-from trncost.workflow.gates import GateResult
 
 FN = "arn:aws:lambda:us-east-1:123456789012:function:steps"
 
@@ -156,7 +156,7 @@ def test_without_a_state_machine_nothing_is_stored(api) -> None:
 def test_get_shows_phases_trials_spend_and_gates(api) -> None:
     api("POST", "/workloads/wl-1/trial-plans", _body())
     plans = api.service.plans
-    from trncost.store.plans import RunState
+    from trncost.model.plan import RunState
 
     plans.claim_run(
         "plan-1",

@@ -14,7 +14,6 @@ import pytest
 from tests.support.events import SAVED_PRICE_LIST, load_event
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, load_handler
-from trncost.local.esm import QueuePoller
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
@@ -24,6 +23,7 @@ from trncost.settings import (
     Settings,
 )
 from trncost.wiring import Wiring
+from trncost_client.local.esm import QueuePoller
 
 WL = "wl-refresh"
 CATALOG = {"instance_types": ["trn2.48xlarge", "trn3.48xlarge"], "regions": ["us-east-1"]}

@@ -15,12 +15,12 @@ from moto.awslambda_simple.models import LambdaSimpleBackend
 
 from tests.support.factories import workload
 from tests.support.workflow_kit import FakeLauncher, fixed_prices, good_trial, plan_data
+from trncost.model.plan import TrialPlan
 from trncost.services.trial_steps import TrialSteps
 from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
 from trncost.store.schema import TABLE
 from trncost.workflow.definition import render, substitutions
-from trncost.workflow.plan import TrialPlan
 
 TABLE_NAME = "trncost-wf"
 FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:trncost-trial-steps"

@@ -29,12 +29,12 @@ from tests.support.handlers import api_context, api_schema, load_handler
 from tests.support.moto_env import atomic_dynamodb
 from tests.support.reliability_bodies import from_schema
 from tests.support.reliability_kit import AWS_ENV, figure
-from trncost.api.schemas import EstimateRequest
-from trncost.local.gateway import proxy_event, response_parts
 from trncost.model import Workload
+from trncost.model.requests import EstimateRequest
 from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
+from trncost_client.local.gateway import proxy_event, response_parts
 
 pytestmark = pytest.mark.slow
 

@@ -23,11 +23,11 @@ from tests.support.factories import workload
 from tests.support.handlers import FakeContext, load_handler
 from tests.support.reliability_kit import drain, figure, own_metrics, queue_arn, route, sqs_record
 from trncost.events import DetailType, pattern
-from trncost.local.esm import QueuePoller
 from trncost.metrics.cloudwatch import MetricsReader
 from trncost.services.ingest import AwsCollector
 from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.records import RecordStore
+from trncost_client.local.esm import QueuePoller
 
 pytestmark = pytest.mark.slow
 

@@ -39,7 +39,6 @@ from tests.support.reliability_kit import AWS_ENV, figure, sqs_record
 from tests.support.workflow_kit import plan_data
 from trncost.errors import StepError
 from trncost.events import DetailType
-from trncost.local.gateway import proxy_event, response_parts
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
@@ -51,6 +50,7 @@ from trncost.settings import (
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
 from trncost.workflow.definition import render, substitutions
+from trncost_client.local.gateway import proxy_event, response_parts
 
 pytestmark = pytest.mark.slow
 

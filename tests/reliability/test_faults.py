@@ -40,10 +40,8 @@ from tests.support.reliability_kit import (
     route,
 )
 from trncost.events import DetailType, pattern
-from trncost.local.esm import QueuePoller
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.model import Assumptions
-from trncost.services.dead_letters import QueueOps
 from trncost.services.estimates import EstimateService
 from trncost.services.ingest import LEASE_S, AwsCollector
 from trncost.services.snapshots import SnapshotService
@@ -51,6 +49,8 @@ from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 from trncost.store.ingest import IngestStore
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
+from trncost_client.dead_letters import QueueOps
+from trncost_client.local.esm import QueuePoller
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from tests.support.factories import instance_quote, quote, trial, usage_quotes, 
 from tests.support.handlers import load_handler
 from tests.support.reliability_kit import figure, sqs_record
 from trncost.events import DetailType
-from trncost.local.gateway import proxy_event, response_parts
+from trncost.model.catalog import Catalog
 from trncost.model.price import PriceKey, PriceSnapshot, UsageItem
 from trncost.services.snapshots import SnapshotService
 from trncost.settings import (
@@ -27,11 +27,11 @@ from trncost.settings import (
     CATALOG_ENV,
     LIVE_PRICES_ENV,
     TABLE_NAME_ENV,
-    Catalog,
 )
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
 from trncost.store.schema import ESTIMATE_DEF_SK, estimate_pk
+from trncost_client.local.gateway import proxy_event, response_parts
 
 pytestmark = pytest.mark.slow
 

@@ -14,6 +14,6 @@ def example_estimates() -> dict[str, Any]:
     """The bundled example's estimates, by instance type (trn2, trn3 waiting on a PENDING
     price, p5)."""
     from trncost.estimate import estimate
-    from trncost.requestfile import load_estimate_file
+    from trncost_client.requestfile import load_estimate_file
 
     return {i.candidate.instance_type: estimate(i) for i in load_estimate_file(EXAMPLE).inputs()}

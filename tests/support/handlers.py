@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from trncost.local.handlers import load_handler
 from trncost.settings import CATALOG_ENV, TABLE_NAME_ENV
+from trncost_client.local.handlers import load_handler
 
 __all__ = [
     "CATALOG",
@@ -99,7 +99,7 @@ def api_schema(module: Any, request_id: str) -> Any:
     `module` in-process (WSGI, no socket), generating positive and negative cases."""
     import schemathesis
 
-    from trncost.local.gateway import WsgiGateway
+    from trncost_client.local.gateway import WsgiGateway
 
     gateway = WsgiGateway(module.handler, api_context(request_id))
     schema = schemathesis.openapi.from_wsgi("/openapi.json", gateway)

@@ -17,9 +17,9 @@ from botocore.stub import Stubber
 
 from tests.support.events import saved_price_list
 from trncost import aws
+from trncost.model.catalog import Catalog
 from trncost.pricing.catalog import queries_for
 from trncost.pricing.parser import parse_item
-from trncost.settings import Catalog
 
 
 def saved_items() -> list[str]:

@@ -12,9 +12,9 @@ from typing import Any
 from tests.support.factories import trial as make_trial
 from tests.support.factories import workload
 from trncost.launch.base import LaunchedJob, LaunchRequest
+from trncost.model.plan import TrialPlan
 from trncost.model.trial import TrialRun
 from trncost.workflow.budget import Rate
-from trncost.workflow.plan import TrialPlan
 
 ROLE = "arn:aws:iam::123456789012:role/trncost-training"
 

@@ -8,13 +8,13 @@ import math
 
 import pytest
 
-from trncost.agent import AgentConfig, TrialAgent
-from trncost.agent.monitors import parse_neuron_report, parse_nvidia_smi
-from trncost.agent.protocol import line, parse_line
-from trncost.agent.publish import MAX_VALUES_PER_CALL, Publisher
 from trncost.errors import ProtocolError
 from trncost.metrics import names as n
 from trncost.settings import AgentSettings
+from trncost_client.agent import AgentConfig, TrialAgent
+from trncost_client.agent.monitors import parse_neuron_report, parse_nvidia_smi
+from trncost_client.agent.protocol import line, parse_line
+from trncost_client.agent.publish import MAX_VALUES_PER_CALL, Publisher
 
 
 def test_protocol_lines_parse_and_other_lines_pass() -> None:

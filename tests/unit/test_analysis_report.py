@@ -23,7 +23,7 @@ from trncost.estimate import analyse
 from trncost.model.analysis import Action, Analysis, CandidateAnalysis, Credits, Decision, Reason
 from trncost.report import render_analysis_report
 from trncost.report.format import quantity, unit_price, usd
-from trncost.requestfile import load_estimate_file
+from trncost_client.requestfile import load_estimate_file
 
 NAME = "Llama 3.1 8B continued pre-training"
 TRN2, TRN3, P5 = (

@@ -20,7 +20,7 @@ from trncost.model import (
     TrialRun,
     Workload,
 )
-from trncost.requestfile import load_estimate_file
+from trncost_client.requestfile import load_estimate_file
 
 
 def locs(exc: ValidationError) -> set[str]:

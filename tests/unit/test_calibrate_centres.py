@@ -81,8 +81,9 @@ def test_the_interval_score_is_hand_checked():
 def test_forward_spread_rules_read_only_the_earlier_folds():
     def o(covered: bool):
         # a range 1…e (width 1) holding or missing the truth by 1 in ln
-        return SimpleNamespace(p10=1.0, p90=math.e, truth_h=2.0 if covered else math.e**2,
-                               covered=covered)
+        return SimpleNamespace(
+            p10=1.0, p90=math.e, truth_h=2.0 if covered else math.e**2, covered=covered
+        )
 
     sig = fwd.SIGMAS
     # in fold "a" coverage rises with σ (10 predictions: k of them covered at the k-th σ);

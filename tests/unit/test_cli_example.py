@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from tests.support.examples import EXAMPLE, example_estimates
-from trncost.cli import main
+from trncost_client.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trncost.cli import main
+from trncost_client.cli import main
 
 LOGS = Path(__file__).resolve().parents[1] / "events" / "logs"
 ARGS = ["--workload", "wl-1", "--phase", "baseline", "--instance-type", "trn2.48xlarge",

@@ -25,7 +25,7 @@ LAZY = (
 def test_importing_the_api_handler_leaves_the_heavy_parts_for_later() -> None:
     code = (
         "import json, sys\n"
-        "from trncost.local.handlers import load_handler\n"
+        "from trncost_client.local.handlers import load_handler\n"
         "load_handler('api')\n"
         f"print(json.dumps([m for m in {list(LAZY)!r} if m in sys.modules]))\n"
     )

@@ -13,8 +13,10 @@ import ast
 from pathlib import Path
 
 import trncost
+import trncost_client
 
 PACKAGE = Path(trncost.__file__).parent
+CLIENT = Path(trncost_client.__file__).parent
 LAMBDAS = PACKAGE.parent.parent / "lambdas"
 API_FORBIDDEN = (
     "trncost.store",
@@ -89,17 +91,18 @@ def _environ_uses(path: Path) -> list[tuple[int, str]]:
 
 # Who else may touch the environment, and how.
 ENVIRONMENT_EXCEPTIONS = {
-    "settings.py": None,  # reads every variable: the point of it
-    "local/runtime.py": {"os.environ.update"},  # sets the in-process handlers' environment
-    "cli/runtime.py": {"os.environ.get"},  # the --url flag's default ($TRNCOST_URL)
-    "cli/trial.py": {"os.environ"},  # the environment of the training command it starts
-    "launch/local.py": {"os.environ.copy"},  # the environment of the local run it starts
+    "trncost/settings.py": None,  # reads every variable: the point of it
+    "trncost_client/local/runtime.py": {"os.environ.update"},  # the in-process handlers' env
+    "trncost_client/cli/runtime.py": {"os.environ.get"},  # the --url flag's default
+    "trncost_client/cli/trial.py": {"os.environ"},  # the environment of the command it starts
+    "trncost/launch/local.py": {"os.environ.copy"},  # the environment of the local run it starts
 }
 
 
 def test_only_settings_reads_the_environment() -> None:
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).as_posix()
+    for path in sorted([*PACKAGE.rglob("*.py"), *CLIENT.rglob("*.py")]):
+        rel = path.relative_to(PACKAGE.parent if path.is_relative_to(PACKAGE) else CLIENT.parent)
+        rel = rel.as_posix()
         uses = _environ_uses(path)
         if rel in ENVIRONMENT_EXCEPTIONS:
             allowed = ENVIRONMENT_EXCEPTIONS[rel]
@@ -107,16 +110,25 @@ def test_only_settings_reads_the_environment() -> None:
         assert not uses, f"{rel} touches the environment: {uses}"
 
 
+def test_the_layer_never_imports_the_client_side() -> None:
+    # the layer ships layers/trncost whole: nothing in it may reach trncost_client, even lazily
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 100
+    for path in files:
+        for line, module in _imports(path):
+            assert not _is_under(module, "trncost_client"), f"{path}:{line} imports {module}"
+
+
 MAX_MODULE_LINES = 600  # a module a newcomer can hold in their head (issue 11)
 
 
-def test_no_module_under_layers_or_stacks_is_over_600_lines() -> None:
+def test_no_module_under_layers_client_or_stacks_is_over_600_lines() -> None:
     root_dir = PACKAGE.parent.parent
     stacks = root_dir / "stacks"
     assert (stacks / "api.py").is_file()
     too_big = {
         str(p.relative_to(root_dir)): n
-        for root in (PACKAGE, stacks)
+        for root in (PACKAGE, CLIENT, stacks)
         for p in sorted(root.rglob("*.py"))
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }

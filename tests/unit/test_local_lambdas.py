@@ -8,7 +8,7 @@ import json
 import pytest
 
 from trncost.errors import TransientError
-from trncost.local import lambdas
+from trncost_client.local import lambdas
 
 ARN = "arn:aws:lambda:us-east-1:123456789012:function:trncost-local-test-steps"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trncost.metrics.logs import tensorboard as tb
+from trncost_client import tensorboard as tb
 from trncost.metrics.logs.timeline import Timeline
 
 pytest.importorskip("tensorboard")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trncost.agent.monitors import ReportReader, cross_check, iter_reports, reading_of
+from trncost_client.agent.monitors import ReportReader, cross_check, iter_reports, reading_of
 
 REPORTS = Path(__file__).resolve().parents[1] / "events" / "neuron_monitor"
 

@@ -19,10 +19,11 @@ from trncost.estimate import analyse, estimate
 from trncost.model import Component, PriceSnapshot
 from trncost.model.basis import PriceBasis, capped, weakest
 from trncost.model.candidate import Candidate
+from trncost.model.catalog import Catalog
 from trncost.model.price import PriceOverride
 from trncost.report.html import render_report
 from trncost.services.snapshots import snapshot_from_saved
-from trncost.settings import ACCEPT_UPLOADS_ENV, Catalog, Settings
+from trncost.settings import ACCEPT_UPLOADS_ENV, Settings
 
 SAGEMAKER = event_path("pricelist/get_products_sagemaker_constructed")
 TRN3 = "AmazonEC2/us-east-1/trn3.48xlarge/on_demand"

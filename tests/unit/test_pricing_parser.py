@@ -13,11 +13,11 @@ from tests.support.events import load_event
 from tests.support.pricelist import ec2_instance, item, usage_items
 from trncost.errors import PriceListItemError
 from trncost.model import PriceKey, UsageItem
+from trncost.model.catalog import Catalog
 from trncost.pricing.capacity_blocks import capacity_block_quote
 from trncost.pricing.catalog import instance_query, queries_for, usage_query
 from trncost.pricing.parser import items_from_saved_file, parse_item
 from trncost.pricing.quotes import build_quote
-from trncost.settings import Catalog
 
 SNAP = "ps-test"
 

@@ -18,13 +18,13 @@ from tests.support.events import EVENTS
 from tests.support.stubs import saved_items
 from trncost.model import PriceKey
 from trncost.model.candidate import Platform
+from trncost.model.catalog import Catalog
 from trncost.pricing.capacity_blocks import capacity_block_quote
 from trncost.pricing.catalog import instance_query, machine_query, queries_for, sagemaker_query
 from trncost.pricing.locations import location_names, region_descriptions, region_of, spellings
 from trncost.pricing.parser import parse_item
 from trncost.pricing.plausible import RANGES, implausible
 from trncost.services.snapshots import snapshot_from_saved
-from trncost.settings import Catalog
 
 SAMPLES = EVENTS / "pricelist"
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

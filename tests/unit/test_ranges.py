@@ -22,7 +22,7 @@ from trncost.estimate.scaling import FitPredictive, bootstrap
 from trncost.estimate.scaling_prior import PRIOR, exponent_prior
 from trncost.model import FleetFailurePrior
 from trncost.report import render_analysis_report
-from trncost.requestfile import load_estimate_file
+from trncost_client.requestfile import load_estimate_file
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))
@@ -294,8 +294,9 @@ def test_the_next_trial_narrows_the_range_most_per_dollar_and_says_by_how_much()
     assert nt.measure == "time_to_target_h" and nt.unit == "h"
     best = nt.best
     assert (best.phase, best.instance_count) == ("target", 2)
-    assert best.expected_cost_usd is None and best.pending_price_key.endswith("trn3.48xlarge/"
-                                                                            "on_demand")
+    assert best.expected_cost_usd is None and best.pending_price_key.endswith(
+        "trn3.48xlarge/on_demand"
+    )
     assert best.width_after < nt.width_now and best.narrower_by > 0.5
     assert best.narrower_by == pytest.approx((nt.width_now - best.width_after) / nt.width_now)
     for o in nt.options:

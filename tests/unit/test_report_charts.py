@@ -23,7 +23,7 @@ from trncost.model.analysis import BreakEven
 from trncost.report import render_analysis_report, render_report
 from trncost.report.break_even import Alternative, break_even_section, break_even_text
 from trncost.report.sidebyside import side_by_side
-from trncost.requestfile import load_estimate_file
+from trncost_client.requestfile import load_estimate_file
 
 TRN2, TRN3, P5 = (
     "4× trn2.48xlarge (us-east-2, on_demand)",

@@ -10,7 +10,7 @@ from tests.support.events import SAVED_PRICE_LIST
 from tests.support.factories import trial, workload
 from trncost.errors import RequestFileError
 from trncost.estimate import estimate
-from trncost.requestfile import load_estimate_file
+from trncost_client.requestfile import load_estimate_file
 
 
 def request(tmp_path, prices):

@@ -11,12 +11,12 @@ from pydantic import ValidationError
 from tests.support.factories import trial
 from tests.support.workflow_kit import plan, plan_data
 from trncost.errors import DefinitionError
-from trncost.launch.support import LauncherKind, unsupported_reason
+from trncost.model.launchers import LauncherKind, unsupported_reason
+from trncost.model.plan import FitCheck, TrialPlan
 from trncost.model.workload import QualityGate
 from trncost.workflow import budget as b
 from trncost.workflow.definition import ASL_PATH, definition, placeholders, render, substitutions
 from trncost.workflow.gates import baseline_gate, fit_gate, target_gate
-from trncost.workflow.plan import FitCheck, TrialPlan
 
 GATE = QualityGate(metric="eval_loss", threshold=2.0, direction="at_most")
 

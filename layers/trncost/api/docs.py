@@ -198,8 +198,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "A workload is the training job to be costed: the model, the target (an amount of work "
         "that reaches a quality gate), the dataset and the code version trials must share. It "
         "is written once; the answer carries `created_by`, the caller.",
-        {409: "a workload with this `workload_id` exists (records are written once)",
-         422: "a field is missing or out of its bound; the message and `fields` name it"},
+        {
+            409: "a workload with this `workload_id` exists (records are written once)",
+            422: "a field is missing or out of its bound; the message and `fields` name it",
+        },
         example=WORKLOAD,
         created="the workload, stored",
     ),
@@ -219,12 +221,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("post", "/workloads/{workload_id}/trials"): Operation(
         "Import a trial record",
         "A trial measured outside trncost (or re-sent): written once under the workload the "
-        "path names, announced as \"Trial Recorded\", and the workload's estimates refresh "
+        'path names, announced as "Trial Recorded", and the workload\'s estimates refresh '
         "(a version is added only when a figure moves). Trials a job's event or agent reports "
         "arrive by ingest instead.",
-        {404: "no workload with this id",
-         409: "a trial with this `trial_id` is recorded",
-         422: "a field is invalid or out of bound, or the trial names another workload"},
+        {
+            404: "no workload with this id",
+            409: "a trial with this `trial_id` is recorded",
+            422: "a field is invalid or out of bound, or the trial names another workload",
+        },
         example=TRIAL,
         params=_wl(),
         created="the trial, recorded (`recorded_by`: the caller)",
@@ -236,11 +240,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "count): the trial is built from what the logs measured, each figure with its source, "
         "and recorded like an imported trial. `dry_run` builds it without writing. The same "
         "logs are the same trial id.",
-        {404: "no workload with this id",
-         409: "the trial id is recorded with other content",
-         413: "more log text than an import takes (the body may be up to 6 MB)",
-         422: "a log in no format trncost reads (each format tried, and why), or a field "
-         "invalid"},
+        {
+            404: "no workload with this id",
+            409: "the trial id is recorded with other content",
+            413: "more log text than an import takes (the body may be up to 6 MB)",
+            422: "a log in no format trncost reads (each format tried, and why), or a field "
+            "invalid",
+        },
         example={
             "files": [{"name": "train.log", "text": TRAINER_LOG}],
             "phase": "fit",
@@ -284,10 +290,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "line items, time to target, the PENDING terms of prices without a basis, warnings "
         "and the input table. Stored as version 1; it gets a new version whenever a trial or "
         "a price moves one of its figures.",
-        {404: "no workload with this id",
-         409: "no price snapshot yet (`no_price_snapshot`), or the pinned one does not exist",
-         422: "a field invalid (`validation_error`), the trials lack what the estimate needs "
-         "(`missing_evidence`, named), or the domain cannot answer as asked (`domain_error`)"},
+        {
+            404: "no workload with this id",
+            409: "no price snapshot yet (`no_price_snapshot`), or the pinned one does not exist",
+            422: "a field invalid (`validation_error`), the trials lack what the estimate needs "
+            "(`missing_evidence`, named), or the domain cannot answer as asked (`domain_error`)",
+        },
         example={"candidate": TRN2, "assumptions": ASSUMPTIONS},
         params=_wl(),
         created="the estimate, stored as version 1",
@@ -304,8 +312,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "Read an estimate",
         "The latest version, or `?version=N`; with why it was made and what moved since the "
         "version before.",
-        {404: "no estimate (or no such version) with this id",
-         422: f"{BAD_PATH}, or a version below 1"},
+        {
+            404: "no estimate (or no such version) with this id",
+            422: f"{BAD_PATH}, or a version below 1",
+        },
         params={"estimate_id": ESTIMATE_ID, "version": 1},
     ),
     ("get", "/estimates/{estimate_id}/versions"): Operation(
@@ -319,8 +329,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "An estimate's HTML report",
         "A self-contained page (no scripts, no CDN): the headline or the PENDING formula, the "
         "cost breakdown, line items, warnings and the input table with every number's source.",
-        {404: "no estimate (or no such version) with this id",
-         422: f"{BAD_PATH}, or a version below 1"},
+        {
+            404: "no estimate (or no such version) with this id",
+            422: f"{BAD_PATH}, or a version below 1",
+        },
         params={"estimate_id": ESTIMATE_ID, "version": 1},
         html=True,
     ),
@@ -334,10 +346,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "`Location` say where to read it again, and `report_url` is the page to share. The "
         "same request on the same evidence (trials, price snapshot) is the same comparison: "
         "a repeat answers 200 with the stored one.",
-        {404: "no workload with this id",
-         409: "no price snapshot yet, or the pinned one does not exist",
-         422: "a field invalid (no candidate, more than 12, samples outside 1,000–100,000, "
-         "...), or more analysis than a stored comparison holds"},
+        {
+            404: "no workload with this id",
+            409: "no price snapshot yet, or the pinned one does not exist",
+            422: "a field invalid (no candidate, more than 12, samples outside 1,000–100,000, "
+            "...), or more analysis than a stored comparison holds",
+        },
         example=COMPARISON,
         params=_wl(),
         created="the comparison, stored (Location: where to read it)",
@@ -349,9 +363,11 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "The analysis of `POST /workloads/{workload_id}/comparisons` as a self-contained page "
         "(decision, ranking, ranges, tornado, scaling curves), computed and not stored; store "
         "one and share `GET /comparisons/{comparison_id}/report` instead.",
-        {404: "no workload with this id",
-         409: "no price snapshot yet, or the pinned one does not exist",
-         422: "a field invalid"},
+        {
+            404: "no workload with this id",
+            409: "no price snapshot yet, or the pinned one does not exist",
+            422: "a field invalid",
+        },
         example=COMPARISON,
         params=_wl(),
         html=True,
@@ -387,11 +403,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "(estimates that follow the latest refresh); an upload only with `publish: true` on a "
         "stage that accepts uploads (`prices.accept_uploads`), so a supplied file never "
         "replaces official prices by itself.",
-        {409: "a live snapshot where live prices are off (`live_prices_off`: upload a file), "
-         "or an upload asking to `publish` on a stage that takes none as the latest "
-         "(`publish_refused`: nothing stored)",
-         422: "a `saved_price_list` that is not a Price List file (the reason named)",
-         503: "the Price List API still throttling or failing after retries"},
+        {
+            409: "a live snapshot where live prices are off (`live_prices_off`: upload a file), "
+            "or an upload asking to `publish` on a stage that takes none as the latest "
+            "(`publish_refused`: nothing stored)",
+            422: "a `saved_price_list` that is not a Price List file (the reason named)",
+            503: "the Price List API still throttling or failing after retries",
+        },
         example={"note": "the daily snapshot, taken now"},
         created="the snapshot, taken",
     ),
@@ -420,12 +438,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "phase behind its gate, within `budget_cap_usd`; each run's trial is recorded and the "
         "workload's estimates refresh. `plan_id` defaults to a hash of the request: the same "
         "request is the same plan (200, nothing new started).",
-        {404: "no workload with this id",
-         409: "this `plan_id` exists with a different plan",
-         422: "a field invalid, a launcher without what it needs, or a plan above the stage's "
-         "bounds (`trial_plans` in cdk.json)",
-         503: "Step Functions did not start it (the plan is stored `not_started`; submit it "
-         "again), or no state machine is configured"},
+        {
+            404: "no workload with this id",
+            409: "this `plan_id` exists with a different plan",
+            422: "a field invalid, a launcher without what it needs, or a plan above the stage's "
+            "bounds (`trial_plans` in cdk.json)",
+            503: "Step Functions did not start it (the plan is stored `not_started`; submit it "
+            "again), or no state machine is configured",
+        },
         example=TRIAL_PLAN,
         params=_wl(),
         created="the plan, stored and started",

@@ -105,7 +105,7 @@ def request_validation_error(exc: RequestValidationError) -> Response[str]:
 
 def model_validation_error(exc: ValidationError) -> Response[str]:
     """A model built inside a route that does not validate (same answer as the schema's)."""
-    from trncost.requestfile import format_validation_error
+    from trncost.errors import format_validation_error
 
     fields = [".".join(str(p) for p in e["loc"]) for e in exc.errors()]
     return error(422, "validation_error", format_validation_error(exc), fields)

@@ -11,9 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from trncost.api.context import Cursor, Id, Limit, caller, public_path, router, services
 from trncost.api.schemas import (
-    ComparisonRequest,
     ComparisonView,
-    EstimateRequest,
     EstimateSummary,
     EstimateView,
     Page,
@@ -21,8 +19,8 @@ from trncost.api.schemas import (
     VersionInfo,
     Versions,
 )
-from trncost.services.comparisons import StoredComparison
-from trncost.services.estimates import EstimateListing, EstimateVersion
+from trncost.model.records import EstimateListing, EstimateVersion, StoredComparison
+from trncost.model.requests import ComparisonRequest, EstimateRequest
 
 if TYPE_CHECKING:
     from trncost.report.render import Rendered
@@ -82,7 +80,7 @@ def _comparison_view(record: StoredComparison) -> ComparisonView:
         snapshot_id=record.snapshot_id,
         url=f"/comparisons/{cid}",
         report_url=f"/comparisons/{cid}/report",
-        request=ComparisonRequest.model_validate(record.request),
+        request=record.request,
         analysis=record.analysis,
     )
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from trncost.api.context import Cursor, Id, Limit, caller, router, services
-from trncost.api.schemas import Page, SnapshotRequest, SnapshotSummaryView, SnapshotTaken
+from trncost.api.schemas import Page, SnapshotSummaryView, SnapshotTaken
 from trncost.model import PriceSnapshot, SnapshotDiff
+from trncost.model.requests import SnapshotRequest
 
 routes = router()
 

@@ -1,4 +1,5 @@
-"""Request and response bodies of the HTTP API (the OpenAPI schema is generated from these).
+"""Response bodies of the HTTP API (the OpenAPI schema is generated from these and from the
+requests, which are the domain's: trncost.model.requests).
 
 Every schema builds its validator on first use (`defer_build`), not at import: importing the
 API stays cheap on a cold start; a SnapStart snapshot builds them all ahead (app.warm_up)."""
@@ -8,26 +9,21 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Generic, TypeVar
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from trncost.api.bodies import ErrorBody, Health, Schema
 from trncost.model import (
-    Assumptions,
     Candidate,
     Estimate,
-    Phase,
     SnapshotDiff,
-    TimingScope,
     TrialRun,
-    TrialStatus,
     Workload,
 )
-from trncost.model.analysis import Analysis, Credits
-from trncost.model.assumptions import PartialAssumptions
+from trncost.model.analysis import Analysis
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
-from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
 from trncost.model.price import PriceSnapshot, Rejection, Unmatched
+from trncost.model.requests import ComparisonRequest
 
 T = TypeVar("T")
 
@@ -42,49 +38,6 @@ class Page(Schema, Generic[T]):
     def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
         """`Page[Workload]` is named WorkloadPage in the OpenAPI document."""
         return "".join(getattr(p, "__name__", str(p)) for p in params) + "Page"
-
-
-class EstimateRequest(Schema):
-    """What to estimate: a candidate, stated assumptions (user price overrides go in
-    `assumptions.price_overrides`), and optionally a pinned price snapshot."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    candidate: Candidate
-    assumptions: Assumptions = Field(default_factory=Assumptions)
-    snapshot_id: str | None = Field(
-        default=None, description="pin a price snapshot; omitted: follow the latest"
-    )
-
-
-class CandidatePlan(Schema):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    candidate: Candidate
-    assumptions: PartialAssumptions | None = Field(
-        default=None,
-        description="this candidate's own assumptions: each key it names replaces the shared "
-        "one, the others stay shared (pair checks see the merged set); omitted: the shared ones",
-    )
-    limited_features: list[str] = Field(
-        default_factory=list, description="key features the team found limited on it"
-    )
-
-
-class ComparisonRequest(Schema):
-    """Several candidates on the same workload: ranked, ranged, explained and decided."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    candidates: list[CandidatePlan] = Field(min_length=1, max_length=12)
-    assumptions: PartialAssumptions = Field(
-        default_factory=PartialAssumptions,
-        description="shared by every candidate; a candidate's own keys replace them one by one",
-    )
-    snapshot_id: str | None = Field(default=None, description="omitted: the latest snapshot")
-    seed: int = Field(default=0, ge=0, le=2**32 - 1)
-    samples: int = Field(default=20_000, ge=1_000, le=100_000)
-    credits: Credits | None = None
 
 
 CALLER = "the IAM ARN the request was signed by (`local` in the local runtime)"
@@ -184,42 +137,6 @@ class TrialView(Schema):
     )
 
 
-class LogFile(Schema):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    name: str = Field(default="log", min_length=1, max_length=256, description="file name")
-    text: str = Field(description="the log's text (training stdout, trainer_state.json, ...)")
-
-
-class TrialLogImport(Schema):
-    """A trial's own training logs, and what they cannot say about it."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    files: list[LogFile] = Field(min_length=1, max_length=10)
-    phase: Phase
-    instance_type: InstanceType
-    instance_count: int = Field(ge=1, le=100_000)
-    region: Region = Field(default="us-east-1", description="where the trial ran")
-    format: str = Field(default="auto", description="auto, or one log format's name")
-    trial_id: Identifier | None = Field(
-        default=None, description="omitted: derived from the logs (the same logs, the same id)"
-    )
-    status: TrialStatus | None = Field(
-        default=None, description="omitted: completed if the log shows training end, ..."
-    )
-    global_batch_size: PositiveFloat | None = Field(
-        default=None, description="samples per optimizer step, when the log does not say"
-    )
-    seq_length: PositiveFloat | None = Field(
-        default=None, description="tokens per sample, when the log does not say"
-    )
-    code_version: str | None = Field(default=None, max_length=256)
-    dataset_id: str | None = Field(default=None, max_length=256)
-    timing_scope: TimingScope | None = None
-    dry_run: bool = Field(default=False, description="build the record, do not write it")
-
-
 class LogFileView(Schema):
     file: str
     format: str | None = Field(description="the training format detected (null: none)")
@@ -262,28 +179,6 @@ class SnapshotSummaryView(Schema):
     )
 
 
-class SnapshotRequest(Schema):
-    """Take a snapshot now: from an uploaded saved Price List file (basis saved_file, who
-    supplied it is the caller), or live (basis official; needs AWS credentials with
-    pricing:GetProducts)."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    saved_price_list: Any | None = Field(
-        default=None,
-        description="a GetProducts response, a list of items or a bulk offer file; "
-        "omitted: query the Price List API live",
-    )
-    note: str | None = Field(default=None, max_length=500)
-    publish: bool = Field(
-        default=False,
-        description="make the uploaded file the latest prices (estimates that follow latest "
-        "are recomputed with it). Only where the stage allows it (prices.accept_uploads); "
-        "otherwise 409 publish_refused and nothing is stored. Without it, the upload is stored "
-        "and used only by estimates that name its snapshot_id",
-    )
-
-
 class SnapshotTaken(Schema):
     snapshot_id: str
     taken_at: str
@@ -311,11 +206,9 @@ class RejectedIngestView(Schema):
 
 
 __all__ = [
-    "ComparisonRequest",
     "ComparisonView",
     "EstimateSummary",
     "ErrorBody",
-    "EstimateRequest",
     "EstimateView",
     "RefreshFailureView",
     "Health",
@@ -326,12 +219,9 @@ __all__ = [
     "Schema",
     "Unmatched",
     "SnapshotDiff",
-    "SnapshotRequest",
     "SnapshotSummaryView",
     "SnapshotTaken",
-    "LogFile",
     "LogFileView",
-    "TrialLogImport",
     "TrialLogImportView",
     "TrialView",
     "Versions",

@@ -17,10 +17,9 @@ from pydantic import Field, StringConstraints
 from trncost.api.context import Id, caller, router, services
 from trncost.api.schemas import Schema
 from trncost.model.common import Identifier
+from trncost.model.launchers import LauncherKind
+from trncost.model.plan import GateResult, PlanId, PlanState, RunState, TrialPlan
 from trncost.model.trial import Phase
-from trncost.services.trial_plans import PlanState, RunState
-from trncost.workflow.gates import GateResult
-from trncost.workflow.plan import LauncherKind, PlanId, TrialPlan
 
 Argument = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 

@@ -7,12 +7,12 @@ from trncost.api.schemas import (
     LogFileView,
     Page,
     RejectedIngestView,
-    TrialLogImport,
     TrialLogImportView,
     TrialView,
     WorkloadView,
 )
 from trncost.model import TrialRun, Workload
+from trncost.model.requests import TrialLogImport
 from trncost.services.trial_logs import TrialFacts
 
 routes = router()

@@ -90,7 +90,6 @@ def _cv(values: list[float]) -> float | None:
     return float(np.std(a, ddof=1) / np.mean(a))
 
 
-
 class EvidenceDraws:
     """The throughput and failure-rate inputs of `Inputs` (a mixin: `Inputs` sets the fields)."""
 
@@ -250,9 +249,16 @@ class EvidenceDraws:
             if row_id in self.rows and high > low:
                 self.items.append(
                     Uncertain(
-                        row_id=row_id, label=label, unit=unit, point=r0, low=low, high=high,
-                        basis=basis, distribution="not drawn: part of the throughput draw",
-                        draw=None, sets=m.rate_row,
+                        row_id=row_id,
+                        label=label,
+                        unit=unit,
+                        point=r0,
+                        low=low,
+                        high=high,
+                        basis=basis,
+                        distribution="not drawn: part of the throughput draw",
+                        draw=None,
+                        sets=m.rate_row,
                     )
                 )
 
@@ -327,8 +333,12 @@ class EvidenceDraws:
             return
         shape, rate = post.shape, post.rate
         self.basis.append(
-            "failure:rate: " + ("failure prior updated with the trials" if post.uses_prior
-                                else "the trials alone (Jeffreys)")
+            "failure:rate: "
+            + (
+                "failure prior updated with the trials"
+                if post.uses_prior
+                else "the trials alone (Jeffreys)"
+            )
         )
         self.items.append(
             Uncertain(
@@ -371,4 +381,3 @@ class EvidenceDraws:
                     set_high=max(hi_set, lam0),
                 )
             )
-

@@ -126,8 +126,11 @@ def _nb_tail(failures: int, shape: float, rate: float, hours: float) -> float:
     below = 0.0
     for k in range(failures):
         log_pmf = (
-            math.lgamma(k + shape) - math.lgamma(k + 1) - math.lgamma(shape)
-            + shape * log_p + (k * log_q if k else 0.0)
+            math.lgamma(k + shape)
+            - math.lgamma(k + 1)
+            - math.lgamma(shape)
+            + shape * log_p
+            + (k * log_q if k else 0.0)
         )
         below += math.exp(log_pmf)
     return max(0.0, 1.0 - below)

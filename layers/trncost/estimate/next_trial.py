@@ -191,9 +191,15 @@ def next_trial(
         )
     if not options:
         return NextTrial(
-            reason=reason, measure=measure, unit=unit, width_now=now, best=None, method=METHOD,
+            reason=reason,
+            measure=measure,
+            unit=unit,
+            width_now=now,
+            best=None,
+            method=METHOD,
             notes=[*notes, "no option could be evaluated"],
         )
+
     def per(o: TrialOption) -> float:
         if price is not None:
             return o.narrowing_per_usd or 0.0
@@ -205,8 +211,7 @@ def next_trial(
         notes.append("no option narrows the range: more of the same evidence would not help")
     if price is None:
         notes.append(
-            f"the instance price is PENDING ({key}): options ranked by narrowing per "
-            "instance-hour"
+            f"the instance price is PENDING ({key}): options ranked by narrowing per instance-hour"
         )
     return NextTrial(
         reason=reason,

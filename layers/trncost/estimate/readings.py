@@ -275,8 +275,12 @@ class TrialReadings:
                 f"fail; {basis}, so the P50 carries failures the point value does not",
             )
         row = self.ledger.derived(
-            "failure:rate", "failures per instance-hour", post.point, "1/instance-hour",
-            formula, inputs,
+            "failure:rate",
+            "failures per instance-hour",
+            post.point,
+            "1/instance-hour",
+            formula,
+            inputs,
         )
         return Measured(post.point, row)
 

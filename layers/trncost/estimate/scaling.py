@@ -119,9 +119,7 @@ def _predict(coef: FloatArray, count: float) -> FloatArray:
 
 def _params(coef: FloatArray, chi: float, dof: int) -> ScalingParameters:
     a, b, c = (float(v) for v in coef)
-    return ScalingParameters(
-        lam=1 / a, sigma=b / a, kappa=c / a, weighted_rss=float(chi), dof=dof
-    )
+    return ScalingParameters(lam=1 / a, sigma=b / a, kappa=c / a, weighted_rss=float(chi), dof=dof)
 
 
 @dataclass(frozen=True)
@@ -358,7 +356,8 @@ class FitPredictive:
 
     def describe(self) -> str:
         shares = ", ".join(
-            f"{m} {v:.0%}" for m, v in sorted(self.boot.model_shares().items(), key=lambda t: -t[1])
+            f"{m} {v:.0%}"
+            for m, v in sorted(self.boot.model_shares().items(), key=lambda t: -t[1])
             if v > 0
         )
         s, nu = self.discrepancy

@@ -141,7 +141,7 @@ def exponent_prior(measured: list[tuple[int, float]], count: int) -> ExponentPri
     p = PRIOR
     pts = tuple(sorted(measured))
     if len(pts) == 1:
-        (n0, x0), = pts
+        ((n0, x0),) = pts
         return ExponentPrior(count, n0, x0, p.one_count_mu, p.one_count_sigma, pts)
     (n1, x1), (n2, x2) = pts[:2]
     a12 = math.log(x2 / x1) / math.log(n2 / n1)

@@ -62,9 +62,12 @@ class Line:
             return 0.0, periods * q
         amount = self.tiers.amount(q)
         factor = _factor(factors, self.price_row)
-        if isinstance(amount, np.ndarray) and amount.ndim and np.broadcast_shapes(
-            amount.shape, np.shape(periods), np.shape(factor)
-        ) == amount.shape:
+        if (
+            isinstance(amount, np.ndarray)
+            and amount.ndim
+            and np.broadcast_shapes(amount.shape, np.shape(periods), np.shape(factor))
+            == amount.shape
+        ):
             # in place (amount is a fresh array): two 100,000-sample temporaries fewer per line
             amount *= periods
             amount *= factor
@@ -126,9 +129,12 @@ class VectorModel:
         setup = p.get("time:other_s", 0.0)
         # ((setup + compile + warm-up) + steady) + checkpoints + evaluation, in place where arrays
         base_s = steady_s + (setup + p["time:compile_s"] + p["time:warmup_s"])
-        if isinstance(base_s, np.ndarray) and base_s.ndim and np.broadcast_shapes(
-            base_s.shape, np.shape(checkpoint_s), np.shape(eval_s)
-        ) == base_s.shape:
+        if (
+            isinstance(base_s, np.ndarray)
+            and base_s.ndim
+            and np.broadcast_shapes(base_s.shape, np.shape(checkpoint_s), np.shape(eval_s))
+            == base_s.shape
+        ):
             base_s += checkpoint_s
             base_s += eval_s
         else:

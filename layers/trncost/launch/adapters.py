@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trncost.launch.base import Launcher
-from trncost.launch.support import LauncherKind
+from trncost.model.launchers import LauncherKind
 from trncost.settings import LocalRuns
 
 

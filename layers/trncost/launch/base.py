@@ -94,8 +94,9 @@ class LaunchRequest:
         return {parameter_name(k): v for k, v in self.tags().items()}
 
     def environment(self) -> dict[str, str]:
-        """What the trial agent in the job reads (trncost.agent), and the training the steps of
-        its phase (TRNCOST_STEPS) and its data (TRNCOST_DATASET_URI, when the plan gives it)."""
+        """What the trial agent in the job reads (trncost_client.agent), and the training the
+        steps of its phase (TRNCOST_STEPS) and its data (TRNCOST_DATASET_URI, when the plan
+        gives it)."""
         env = {
             "TRNCOST_TRIAL_ID": self.trial_id,
             "TRNCOST_TAGS": ",".join(f"{k}={v}" for k, v in sorted(self.tags().items())),
@@ -135,4 +136,4 @@ def boto_client(service: str, region: str) -> Any:
 
 
 # Every launched job runs its entry command under the trial agent.
-AGENT_PREFIX = ["python3", "-m", "trncost.agent", "--"]
+AGENT_PREFIX = ["python3", "-m", "trncost_client.agent", "--"]

@@ -1,8 +1,9 @@
 """EC2 `RunInstances` launcher: instance types SageMaker does not offer (Trn3 included).
 
 The AMI must have Python 3 and the trncost agent installed. User data exports the trial's tags
-and identity, runs the entry command under the agent (`python3 -m trncost.agent --send-event --
-CMD …`, under `timeout` at the plan's max run time), and powers the instance off at the end
+and identity, runs the entry command under the agent
+(`python3 -m trncost_client.agent --send-event -- CMD …`, under `timeout` at the plan's max
+run time), and powers the instance off at the end
 (`shutdown -h now`, also on any exit via a trap); `InstanceInitiatedShutdownBehavior=terminate`
 makes that a termination, so nothing is left billing. The agent sends the "Trial Run Completed"
 event (node rank 0 only) that becomes the trial record. `ClientToken` is derived from the trial
@@ -43,7 +44,7 @@ trap 'shutdown -h now' EXIT
 {exports}
 TOKEN=$(curl -s -X PUT {IMDS}/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
 export NODE_RANK=$(curl -s -H "X-aws-ec2-metadata-token: $TOKEN" {IMDS}/meta-data/ami-launch-index)
-timeout {r.max_run_seconds}s python3 -m trncost.agent --send-event -- {command}
+timeout {r.max_run_seconds}s python3 -m trncost_client.agent --send-event -- {command}
 echo "trncost: training exited with $?"
 shutdown -h now
 """

@@ -2,7 +2,7 @@
 agent. Only the local runtime (`make run`) offers it (`trncost.settings.LocalRuns`); anywhere
 else a launch is refused.
 
-The run is `python -m trncost.agent --send-event … -- <the plan's entry command>`, started in
+The run is `python -m trncost_client.agent --send-event … -- <the plan's entry command>`, started in
 the trncost checkout (where `make run` runs) with the runtime's own environment (its embedded
 AWS endpoint, region and credentials) plus the run's (`TRNCOST_TRIAL_ID`, `TRNCOST_TAGS`,
 `TRNCOST_STEPS`: the phase's steps, which examples/train_tiny.py reads). A `python` or
@@ -30,7 +30,7 @@ from pathlib import Path
 import trncost
 from trncost.errors import LaunchRejected
 from trncost.launch.base import LaunchedJob, LaunchRequest, job_name
-from trncost.launch.support import LOCAL_INSTANCE_COUNT
+from trncost.model.launchers import LOCAL_INSTANCE_COUNT
 from trncost.settings import LocalRuns
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,14 @@ def command(request: LaunchRequest, runs: LocalRuns, python: str, buffer: Path) 
     entry = list(request.entry_command)
     if entry and entry[0] in PYTHON_NAMES:
         entry[0] = python
-    agent = [python, "-m", "trncost.agent", "--send-event", "--interval", str(AGENT_INTERVAL_S)]
+    agent = [
+        python,
+        "-m",
+        "trncost_client.agent",
+        "--send-event",
+        "--interval",
+        str(AGENT_INTERVAL_S),
+    ]
     agent += ["--instance-type", request.instance_type]
     agent += ["--instance-count", str(request.instance_count), "--region", runs.region]
     if runs.bus_name:

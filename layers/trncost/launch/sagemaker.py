@@ -1,7 +1,7 @@
 """SageMaker `CreateTrainingJob` launcher (ml.* instance types).
 
 The job runs the plan's image with its entry command wrapped by the trial agent
-(`python3 -m trncost.agent -- CMD …`, so the image must have the agent installed); the job's
+(`python3 -m trncost_client.agent -- CMD …`, so the image must have the agent installed); the job's
 tags carry the trncost:* keys, so its "SageMaker Training Job State Change" event becomes the
 trial record (the agent's own event is off: TRNCOST_SEND_EVENT=0). The job name is derived
 from the trial id, so a retried launch meets ResourceInUse and re-uses the running job.

@@ -171,10 +171,7 @@ def merge_assumptions(
     merged: dict[str, Any] = {k: getattr(shared, k) for k in shared_keys}
     if own is not None:
         merged.update({k: getattr(own, k) for k in own_keys})
-    data = {
-        k: v.model_dump() if isinstance(v, DomainModel) else v
-        for k, v in merged.items()
-    }
+    data = {k: v.model_dump() if isinstance(v, DomainModel) else v for k, v in merged.items()}
     data = {
         k: [x.model_dump() if isinstance(x, DomainModel) else x for x in v]
         if isinstance(v, list)

@@ -142,7 +142,10 @@ def measured(
 ) -> TrialMeasurement:
     # every field given: model_construct inspects a default_factory's signature on each call
     return TrialMeasurement.model_construct(
-        trial_ids=trial_ids, metric=metric, code_versions=code_versions, dataset_ids=dataset_ids,
+        trial_ids=trial_ids,
+        metric=metric,
+        code_versions=code_versions,
+        dataset_ids=dataset_ids,
         measured_in=[],
     )
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from trncost.model.candidate import Platform
+from trncost.model.catalog import Catalog
 from trncost.model.price import PriceKey, Service, UsageItem
 from trncost.pricing.locations import is_location_of, location_names
 from trncost.pricing.parser import Product
-from trncost.settings import Catalog
 
 FilterType = Literal["TERM_MATCH", "EQUALS", "CONTAINS"]
 

@@ -24,7 +24,7 @@ from typing import Any
 from trncost.errors import InvalidInput
 from trncost.model.assumptions import Assumptions
 from trncost.model.candidate import Candidate
-from trncost.settings import Catalog
+from trncost.model.catalog import Catalog
 
 
 @lru_cache(maxsize=1)

@@ -1,7 +1,9 @@
 """Services: one module per use case, called by the thin Lambda handlers, the API routes, the
-local runtime and the CLI (`trncost.wiring` builds them from the settings). They join the pure
-engine (`trncost.estimate`, `trncost.workflow`) to the adapters (`trncost.store`, the Price List
-client, the metric readers, the launchers, the bus), and raise `trncost.errors`.
+local runtime and the CLI (`trncost.wiring` builds them from the settings; the CLI and the
+local runtime are the client side, `trncost_client`, which this package never imports).
+They join the pure engine (`trncost.estimate`, `trncost.workflow`) to the adapters
+(`trncost.store`, the Price List client, the metric readers, the launchers, the bus), and
+raise `trncost.errors`.
 
     estimates     create an estimate, read its versions and report, refresh it
     snapshots     take a price snapshot (live or from a saved file), read and diff them
@@ -11,7 +13,6 @@ client, the metric readers, the launchers, the bus), and raise `trncost.errors`.
     comparisons   several candidates on one workload: ranked, ranged, decided
     trial_plans   submit a trial plan (Step Functions) and read it back
     trial_steps   what each Task state of a trial plan's execution does
-    dead_letters  list and redrive the dead-letter queues (the CLI; not in the Lambda layer)
 
 A service module exports the record types it returns (listed in its `__all__`), so a caller
 never needs the store itself.

@@ -4,70 +4,37 @@ MFU checks, the decision and the credits runway. The analysis (numpy) is importe
 use, not at cold start.
 
 `create` stores a comparison as an immutable record (trncost.store.comparisons) with an id, to
-read again (`get`) and share (`report_of`: its HTML page): the id is a hash of what it was
-computed from, so the same request on the same evidence (workload, trials, price snapshot, and
-the day when credits are given) is the same record, and a repeat writes nothing. `compare` and
-`report` compute without storing.
+read again (`get`) and share (`render_of`: its HTML page or exports): the id is a hash of what
+it was computed from, so the same request on the same evidence (workload, trials, price
+snapshot, and the day when credits are given) is the same record, and a repeat writes nothing.
+`analyse` and `render` compute without storing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from trncost.errors import InvalidInput, NotFound
-from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
-from trncost.model.analysis import Analysis, Credits
+from trncost.model import Assumptions, EstimateInput, PriceSnapshot, TrialRun, Workload
+from trncost.model.analysis import Analysis
 from trncost.model.assumptions import AssumptionSource, merge_assumptions
+from trncost.model.records import StoredComparison
+from trncost.model.requests import ComparisonRequest
 from trncost.services.estimates import EstimateService
 from trncost.services.trials import TrialService
-from trncost.store.comparisons import ComparisonStore, StoredComparison
+from trncost.store.comparisons import ComparisonStore
 
-__all__ = ["ComparisonService", "StoredComparison"]
+__all__ = ["ComparisonService"]
 
 if TYPE_CHECKING:  # the report is imported on first use, not at cold start
     from trncost.report.render import Rendered
-
-
-class CandidateAsk(Protocol):
-    """One candidate of a comparison request (the API's CandidatePlan)."""
-
-    @property
-    def candidate(self) -> Candidate: ...
-
-    @property
-    def assumptions(self) -> Assumptions | None: ...
-
-    @property
-    def limited_features(self) -> list[str]: ...
-
-
-class ComparisonAsk(Protocol):
-    """What a comparison needs (the API's ComparisonRequest)."""
-
-    @property
-    def candidates(self) -> Sequence[CandidateAsk]: ...
-
-    @property
-    def assumptions(self) -> Assumptions: ...
-
-    @property
-    def snapshot_id(self) -> str | None: ...
-
-    @property
-    def seed(self) -> int: ...
-
-    @property
-    def samples(self) -> int: ...
-
-    @property
-    def credits(self) -> Credits | None: ...
 
 
 def _merged(
@@ -94,8 +61,14 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def request_record(ask: ComparisonAsk, snapshot_id: str) -> dict[str, Any]:
-    """The request as stored (JSON), with the price snapshot it was computed with."""
+def resolved(ask: ComparisonRequest, snapshot_id: str) -> ComparisonRequest:
+    """The request as stored: the price snapshot it was computed with named."""
+    return ask.model_copy(update={"snapshot_id": snapshot_id})
+
+
+def request_record(ask: ComparisonRequest) -> dict[str, Any]:
+    """The request as JSON, the way the comparison id has always hashed it (an id stored
+    before stays the id of the same request)."""
     return {
         "candidates": [
             {
@@ -108,7 +81,7 @@ def request_record(ask: ComparisonAsk, snapshot_id: str) -> dict[str, Any]:
             for p in ask.candidates
         ],
         "assumptions": ask.assumptions.model_dump(mode="json", exclude_none=True),
-        "snapshot_id": snapshot_id,
+        "snapshot_id": ask.snapshot_id,
         "seed": ask.seed,
         "samples": ask.samples,
         "credits": None if ask.credits is None else ask.credits.model_dump(mode="json"),
@@ -152,13 +125,13 @@ class ComparisonService:
         self.store = store
         self.clock = clock
 
-    def analyse(self, workload_id: str, ask: ComparisonAsk) -> tuple[Workload, Analysis]:
+    def analyse(self, workload_id: str, ask: ComparisonRequest) -> tuple[Workload, Analysis]:
         """The workload and the analysis of its candidates, on its trials and the pinned (or
         latest) price snapshot."""
         done = self._analyse(workload_id, ask)
         return done.workload, done.analysis
 
-    def _analyse(self, workload_id: str, ask: ComparisonAsk) -> _Analysed:
+    def _analyse(self, workload_id: str, ask: ComparisonRequest) -> _Analysed:
         from trncost.estimate import analyse
 
         workload = self.trials.workload(workload_id)
@@ -208,14 +181,7 @@ class ComparisonService:
         )
         return _Analysed(workload, trials, prices, as_of, analysis)
 
-    def compare(self, workload_id: str, ask: ComparisonAsk) -> Analysis:
-        return self.analyse(workload_id, ask)[1]
-
-    def report(self, workload_id: str, ask: ComparisonAsk) -> str:
-        """The same analysis as a self-contained HTML page."""
-        return self.render(workload_id, ask).body
-
-    def render(self, workload_id: str, ask: ComparisonAsk, fmt: str = "html") -> Rendered:
+    def render(self, workload_id: str, ask: ComparisonRequest, fmt: str = "html") -> Rendered:
         """The analysis as `fmt`: the HTML page, or every candidate's line items and input
         table as CSV or Markdown."""
         from trncost.report.render import check_format, render_analysis
@@ -236,13 +202,13 @@ class ComparisonService:
         return self.store
 
     def create(
-        self, workload_id: str, ask: ComparisonAsk, created_by: str | None = None
+        self, workload_id: str, ask: ComparisonRequest, created_by: str | None = None
     ) -> tuple[StoredComparison, bool]:
         """Compute and store the comparison; (the record, True) when this call stored it,
         (the stored one, False) when the same comparison was stored before."""
         done = self._analyse(workload_id, ask)
-        request = request_record(ask, done.prices.snapshot_id)
-        cid = comparison_id(done.workload, request, done.trials, done.as_of)
+        request = resolved(ask, done.prices.snapshot_id)
+        cid = comparison_id(done.workload, request_record(request), done.trials, done.as_of)
         existing = self._store().get_comparison(cid)
         if existing is not None:
             return existing, False
@@ -265,10 +231,6 @@ class ComparisonService:
         if found is None:
             raise NotFound(f"comparison {comparison_id} not found")
         return found
-
-    def report_of(self, comparison_id: str) -> str:
-        """A stored comparison as the self-contained HTML comparison report."""
-        return self.render_of(comparison_id).body
 
     def render_of(self, comparison_id: str, fmt: str = "html") -> Rendered:
         """A stored comparison's report as `fmt`: the HTML comparison report, or every

@@ -32,15 +32,17 @@ from trncost.errors import Busy, DomainError, InvalidInput, NoPrices, NotFound, 
 from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, Estimate, EstimateInput, PriceSnapshot
 from trncost.model.changes import FigureChange
-from trncost.pricing.names import KnownNames
-from trncost.store.prices import PriceStore
-from trncost.store.records import (
+from trncost.model.records import (
     EstimateDefinition,
+    EstimateListing,
+    EstimatePage,
     EstimateVersion,
-    RecordStore,
     RefreshFailure,
     UnreadableDefinition,
 )
+from trncost.pricing.names import KnownNames
+from trncost.store.prices import PriceStore
+from trncost.store.records import RecordStore
 
 if TYPE_CHECKING:  # the report is imported on first use, not at cold start
     from trncost.report.break_even import Alternative
@@ -48,10 +50,7 @@ if TYPE_CHECKING:  # the report is imported on first use, not at cold start
 
 log = logging.getLogger(__name__)
 __all__ = [
-    "EstimateListing",
     "EstimateService",
-    "EstimateVersion",
-    "RefreshFailure",
     "Refreshed",
     "fingerprint",
     "infrastructure_failure",
@@ -102,24 +101,6 @@ def infrastructure_failure(exc: BaseException) -> bool:
     holding the work): a later try may succeed, so the message goes back to the queue. Anything
     else is about this estimate's own data and cannot get better by retrying."""
     return isinstance(exc, Unavailable | Busy) or aws.unavailable(exc)
-
-
-@dataclass(frozen=True)
-class EstimateListing:
-    """One estimate of a workload's list: what it estimates and its latest version (None, with
-    the `problem`, when its stored definition or latest version no longer validates)."""
-
-    estimate_id: str
-    candidate: Candidate | None
-    pinned_snapshot_id: str | None
-    latest: EstimateVersion | None
-    problem: str | None = None
-
-
-@dataclass(frozen=True)
-class EstimatePage:
-    items: list[EstimateListing]
-    cursor: str | None
 
 
 class EstimateService:

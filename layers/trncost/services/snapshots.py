@@ -45,6 +45,7 @@ from trncost.model.basis import (
     SavedFileOrigin,
     basis_of_source,
 )
+from trncost.model.catalog import Catalog
 from trncost.model.price import (
     PriceQuote,
     PriceSnapshot,
@@ -60,7 +61,7 @@ from trncost.pricing.client import CapacityBlockClient, PriceListClient
 from trncost.pricing.matching import explain, match
 from trncost.pricing.parser import Product, items_from_saved_file, parse_item
 from trncost.pricing.quotes import build_quote
-from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV, Catalog
+from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV
 from trncost.store.prices import PriceStore, Publication, SnapshotSummary
 
 __all__ = [
@@ -320,9 +321,7 @@ class SnapshotService:
         if catalog is None:
             raise DomainError(f"this deployment has no price catalog ({CATALOG_ENV})")
         if saved_price_list is not None:
-            return self.take_from_saved(
-                saved_price_list, catalog, note, taken_by, publish=publish
-            )
+            return self.take_from_saved(saved_price_list, catalog, note, taken_by, publish=publish)
         if not self.live_prices:
             raise LivePricesOff(
                 f"live price snapshots are off here ({LIVE_PRICES_ENV}=false): upload a saved "
@@ -514,9 +513,7 @@ class SnapshotService:
                 f"prices (prices.accept_uploads is false; {ACCEPT_UPLOADS_ENV}). Upload "
                 "without publish and use the snapshot by its snapshot_id"
             )
-        snapshot = self.build_from_saved(
-            data, catalog, note, supplied_by=taken_by or LOCAL_CALLER
-        )
+        snapshot = self.build_from_saved(data, catalog, note, supplied_by=taken_by or LOCAL_CALLER)
         return self.commit(snapshot, taken_by, publish=publish)
 
     def seed_example(

@@ -31,15 +31,15 @@ from typing import Any
 
 from trncost.errors import StepError
 from trncost.launch.base import Launcher, LaunchRequest
-from trncost.launch.support import LauncherKind
+from trncost.model.launchers import LauncherKind
+from trncost.model.plan import RunSpec, RunState, TrialPlan
 from trncost.model.price import PriceKey
 from trncost.model.trial import Phase, TrialRun
 from trncost.settings import TrialStepSettings
-from trncost.store.plans import PlanStore, RunState
+from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
 from trncost.workflow import budget as b
 from trncost.workflow import gates as g
-from trncost.workflow.plan import RunSpec, TrialPlan
 
 log = logging.getLogger(__name__)
 

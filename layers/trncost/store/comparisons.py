@@ -16,26 +16,14 @@ import json
 import zlib
 from typing import Any
 
-from pydantic import Field
-
 from trncost.errors import DomainError
 from trncost.model.analysis import Analysis
-from trncost.model.common import DomainModel
+from trncost.model.records import StoredComparison
 from trncost.store.base import Repository
 from trncost.store.schema import COMPARISON_SK, comparison_pk, workload_comparisons_gsi_pk
 
 # DynamoDB's item limit is 400 KB: keep the compressed analysis clear of it.
 MAX_STORED_BYTES = 350_000
-
-
-class StoredComparison(DomainModel):
-    comparison_id: str
-    workload_id: str
-    created_at: str
-    created_by: str | None = Field(default=None, description="who asked for it (IAM ARN)")
-    snapshot_id: str = Field(description="the price snapshot the analysis used")
-    request: dict[str, Any] = Field(description="the comparison request, as it was sent")
-    analysis: Analysis
 
 
 class ComparisonStore(Repository):
@@ -49,7 +37,9 @@ class ComparisonStore(Repository):
                 "candidates",
                 fields=["candidates"],
             )
-        meta = record.model_dump_json(exclude={"analysis"})
+        # the request as the caller gave it (unset keys stay unset: its assumptions merge key
+        # by key), the analysis apart and compressed
+        meta = record.model_dump_json(exclude={"analysis"}, exclude_unset=True)
         item: dict[str, Any] = {
             "pk": comparison_pk(record.comparison_id),
             "sk": COMPARISON_SK,
@@ -67,5 +57,5 @@ class ComparisonStore(Repository):
         raw = item["analysis_zlib"]
         packed = bytes(raw.value if hasattr(raw, "value") else raw)
         analysis = Analysis.model_validate_json(zlib.decompress(packed))
-        fields = json.loads(item["record"])
+        fields = json.loads(item["record"])  # the record's own fields, the request among them
         return StoredComparison.model_validate({**fields, "analysis": analysis})

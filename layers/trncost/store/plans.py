@@ -16,27 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
-from pydantic import Field
 
-from trncost.model.common import DomainModel
+from trncost.model.plan import PLAN_STATUSES, GateResult, PlanState, RunState, TrialPlan
 from trncost.model.trial import Phase
 from trncost.store.base import Repository
-from trncost.workflow.gates import GateResult
-from trncost.workflow.plan import TrialPlan
 
 PLAN_SK = "PLAN"
 RUN_SK_PREFIX = "RUN#"
 GATE_SK_PREFIX = "GATE#"
-PLAN_STATUSES = (
-    "submitted",
-    "not_started",
-    "running",
-    "completed",
-    "gate_failed",
-    "budget_cap",
-    "timeout",
-    "failed",
-)
 
 
 def plan_pk(plan_id: str) -> str:
@@ -53,36 +40,6 @@ def gate_sk(phase: Phase, candidate_index: int) -> str:
 
 def workload_plans_gsi_pk(workload_id: str) -> str:
     return f"WORKLOAD#{workload_id}#PLANS"
-
-
-class RunState(DomainModel):
-    index: int
-    phase: Phase
-    candidate_index: int
-    run: int
-    instance_type: str
-    instance_count: int
-    trial_id: str
-    launched_at: str
-    job_id: str | None = None
-    landed: bool = False
-    trial_status: str | None = None
-    stopped: bool = False
-
-
-class PlanState(DomainModel):
-    plan: TrialPlan
-    status: str
-    created_at: str
-    updated_at: str
-    fingerprint: str
-    execution_arn: str | None = None
-    created_by: str | None = Field(default=None, description="who submitted it (IAM ARN)")
-    spent_usd: str | None = None
-    outcome_reasons: list[str] = Field(default_factory=list)
-    dropped: list[int] = Field(default_factory=list, description="candidates a gate stopped")
-    runs: list[RunState] = Field(default_factory=list)
-    gates: list[GateResult] = Field(default_factory=list)
 
 
 class PlanStore(Repository):

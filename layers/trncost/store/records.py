@@ -11,12 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from trncost.errors import Conflict, InvalidInput
-from trncost.model import Assumptions, Candidate, Estimate, TrialRun, Workload
+from trncost.model import Estimate, TrialRun, Workload
 from trncost.model.changes import FigureChange
-from trncost.model.common import DomainModel, Identifier
+from trncost.model.records import (
+    EstimateDefinition,
+    EstimateVersion,
+    RefreshFailure,
+    UnreadableDefinition,
+)
 from trncost.store.base import Repository, decode_cursor, encode_cursor
 from trncost.store.schema import (
     ESTIMATE_DEF_SK,
@@ -37,52 +42,6 @@ from trncost.store.schema import (
 
 GSI = TABLE.indexes[0].name
 _CHANGES = TypeAdapter(list[FigureChange])
-
-
-class EstimateDefinition(DomainModel):
-    """What to estimate again whenever its evidence or prices change."""
-
-    estimate_id: Identifier
-    workload_id: Identifier
-    candidate: Candidate
-    assumptions: Assumptions = Field(default_factory=Assumptions)
-    snapshot_id: str | None = Field(
-        default=None, description="a pinned price snapshot; None follows the latest"
-    )
-    created_at: str
-    created_by: str | None = Field(default=None, description="who asked for it (IAM ARN)")
-
-
-@dataclass(frozen=True)
-class UnreadableDefinition:
-    """A stored estimate definition that no longer validates (written before a bound existed):
-    refreshed as a failure of its own, never a failure of its workload's other estimates."""
-
-    estimate_id: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class RefreshFailure:
-    estimate_id: str
-    at: str
-    trigger: str  # what asked for the refresh: "price snapshot <id>", "trial <id> recorded"
-    reason: str
-
-
-class EstimateVersion(DomainModel):
-    estimate_id: str
-    version: int
-    created_at: str
-    reason: str
-    fingerprint: str = Field(description="hash of the inputs this version was computed from")
-    estimate: Estimate
-    created_by: str | None = Field(
-        default=None, description="who asked for the estimate (IAM ARN); refreshes keep it"
-    )
-    changes: list[FigureChange] = Field(
-        default_factory=list, description="the figures that moved since the version before"
-    )
 
 
 def _changes(item: dict[str, Any]) -> list[FigureChange]:

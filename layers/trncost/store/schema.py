@@ -129,6 +129,7 @@ def trial_sk(workload_id: str) -> str:
 
 LEGACY_TRIAL_SK = TRIAL_SK  # the sort key of trial records written before issue 13
 
+
 def workload_trials_gsi_pk(workload_id: str) -> str:
     return f"WORKLOAD#{workload_id}#TRIALS"
 

@@ -19,21 +19,9 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from pydantic import Field
-
-from trncost.model.common import DomainModel
+from trncost.model.plan import FitCheck, GateResult
 from trncost.model.trial import Phase, TrialRun, TrialStatus
 from trncost.model.workload import QualityGate
-from trncost.workflow.plan import FitCheck
-
-
-class GateResult(DomainModel):
-    phase: Phase
-    passed: bool
-    candidate_index: int = 0
-    reasons: list[str] = Field(default_factory=list, description="why it failed (or notes)")
-    trial_ids: list[str] = Field(default_factory=list)
-    measures: dict[str, float] = Field(default_factory=dict)
 
 
 def _fit_checks(t: TrialRun, checks: Sequence[FitCheck]) -> tuple[list[str], list[str]]:

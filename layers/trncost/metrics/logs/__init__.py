@@ -18,8 +18,8 @@ Formats (`FORMATS`, in the order `trncost trial import --format` lists them):
     neuron_compile                  Neuron compiler / compile-cache lines (companion)
     neuron_parallel_compile_report  neuron_parallel_compile's JSON results
 
-TensorBoard event files are read by `trncost.metrics.logs.tensorboard` (the CLI only: the
-reader, `tensorboard`, is not in the Lambda layer).
+TensorBoard event files are read on the client side (`trncost_client.tensorboard`, the CLI:
+its reader, `tensorboard`, is not a layer dependency).
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from trncost.client import DEFAULT_URL
 from trncost.errors import ClientError
 from trncost.settings import URL_ENV
+from trncost_client.http import DEFAULT_URL
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -45,7 +45,7 @@ def local_port(url: str) -> int | None:
 def local_runtime(url: str) -> dict[str, Any]:
     """The state of the local runtime at `url`; ClientError naming what is running when there
     is none."""
-    from trncost.local.runtime import read_state, running_states, state_path
+    from trncost_client.local.runtime import read_state, running_states, state_path
 
     port = local_port(url)
     if port is None:
@@ -63,7 +63,7 @@ def local_runtime(url: str) -> dict[str, Any]:
 
 def local_state_or_none(url: str) -> dict[str, Any] | None:
     """The state of the local runtime at `url` if the URL is local and it runs."""
-    from trncost.local.runtime import read_state
+    from trncost_client.local.runtime import read_state
 
     port = local_port(url)
     return None if port is None else read_state(port)

@@ -34,13 +34,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trncost import __version__
-from trncost.agent.monitors import Reading, cross_check
-from trncost.agent.protocol import Event
-from trncost.agent.publish import Publisher
 from trncost.metrics import names as n
 from trncost.metrics.jobs import INSTANCE_COUNT_TAG, INSTANCE_TYPE_TAG, TRIAL_TAG
 from trncost.model.workload import WorkUnit
 from trncost.settings import AGENT_TRIAL_ID_ENV, AgentSettings
+from trncost_client.agent.monitors import Reading, cross_check
+from trncost_client.agent.protocol import Event
+from trncost_client.agent.publish import Publisher
 
 
 def _now() -> datetime:

@@ -11,8 +11,6 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from trncost import display
-from trncost.cli.output import SubParsers, fail, money, number, provenance_source
-from trncost.cli.remote import _add_remote_options
 from trncost.errors import DomainError, MissingEvidence, RequestFileError
 from trncost.estimate import (
     best_comparable,
@@ -33,7 +31,9 @@ from trncost.model import (
     Swing,
 )
 from trncost.pricing.names import KnownNames, for_catalog
-from trncost.requestfile import EstimateFile, load_estimate_file
+from trncost_client.cli.output import SubParsers, fail, money, number, provenance_source
+from trncost_client.cli.remote import _add_remote_options
+from trncost_client.requestfile import EstimateFile, load_estimate_file
 
 LINE_ITEM_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("component", "left"),
@@ -216,10 +216,11 @@ def render_break_even(results: list[tuple[EstimateInput, Estimate]], console: Co
 def offline_names() -> KnownNames:
     """botocore's names plus the stage catalog: TRNCOST_CATALOG, else the dev stage's (cdk.json,
     the list CDK deploys; it names what botocore does not know yet, e.g. trn3.48xlarge)."""
-    from trncost.local.runtime import default_catalog
-    from trncost.settings import Catalog
+    from trncost.model.catalog import Catalog
+    from trncost.settings import catalog_from_env
+    from trncost_client.local.runtime import default_catalog
 
-    catalog = Catalog.from_env() or Catalog.model_validate(default_catalog())
+    catalog = catalog_from_env() or Catalog.model_validate(default_catalog())
     return for_catalog(catalog)
 
 
@@ -258,11 +259,11 @@ def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
 # -- compare ----------------------------------------------------------------------------------
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     """Offline: analyse every candidate of a request file (the engine, no server); with
-    --workload, a stored comparison on the API (trncost.cli.writes)."""
+    --workload, a stored comparison on the API (trncost_client.cli.writes)."""
     from trncost.estimate import analyse
 
     if args.workload:
-        from trncost.cli.writes import cmd_compare_remote
+        from trncost_client.cli.writes import cmd_compare_remote
 
         if args.html:
             return fail("--html is offline only: with --workload the report is at the URL printed")

@@ -5,7 +5,8 @@ run in-process.
     HTTP 127.0.0.1:8080 ─► API Gateway proxy events ─► lambdas/api
     EventBridge rules ─► SQS ─► pollers (like event source mappings) ─► lambdas/ingest, refresh
     trial plans: moto's Step Functions executes state_machine.asl.json (short polls through its
-    substitutions) ─► Task states ─► lambdas/trial_steps in-process (trncost.local.lambdas) ─►
+    substitutions) ─► Task states ─► lambdas/trial_steps in-process
+    (trncost_client.local.lambdas) ─►
     the `local` launcher: each run a process on this machine under the trial agent, whose
     metrics and event reach the embedded AWS and are ingested like a job's on AWS
     prices: a snapshot from the bundled saved Price List file (or live, with real credentials
@@ -39,8 +40,6 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import trncost
 from trncost import aws
 from trncost.events import DetailType, pattern
-from trncost.local.esm import QueuePoller
-from trncost.local.gateway import WsgiGateway
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
@@ -60,14 +59,16 @@ from trncost.settings import (
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
 from trncost.workflow.definition import render, substitutions
+from trncost_client.local.esm import QueuePoller
+from trncost_client.local.gateway import WsgiGateway
 
 if TYPE_CHECKING:
-    from trncost.requestfile import EstimateFile
+    from trncost_client.requestfile import EstimateFile
 
 log = logging.getLogger(__name__)
-PACKAGE = Path(trncost.__file__).resolve().parent
-REPO = PACKAGE.parent.parent
-BUNDLED_PRICE_LIST = PACKAGE / "local" / "data" / "saved_price_list.json"
+CLIENT_PACKAGE = Path(__file__).resolve().parent.parent  # trncost_client
+REPO = Path(trncost.__file__).resolve().parent.parent.parent  # the checkout: examples/, cdk.json
+BUNDLED_PRICE_LIST = CLIENT_PACKAGE / "local" / "data" / "saved_price_list.json"
 EXAMPLE = REPO / "examples" / "llama-8b" / "estimate.json"
 DEMO = REPO / "examples" / "tiny-demo" / "estimate.json"
 TABLE_NAME = "trncost-local"
@@ -219,7 +220,7 @@ class Runtime:
 
     def stop(self) -> None:
         from trncost.launch import local
-        from trncost.local import lambdas
+        from trncost_client.local import lambdas
 
         self._stop.set()
         lambdas.unregister(TRIAL_STEPS_ARN)
@@ -354,8 +355,8 @@ class Runtime:
             raise RuntimeError(f"the trial plan state machine was not created ({made})")
 
     def _load_handlers(self) -> None:
-        from trncost.local import lambdas
-        from trncost.local.handlers import load_handler
+        from trncost_client.local import lambdas
+        from trncost_client.local.handlers import load_handler
 
         self.api = load_handler("api")
         # the state machine's Task states reach the real trial steps handler in-process
@@ -390,7 +391,7 @@ class Runtime:
         self.snapshot = snapshots.seed_example(
             data,
             catalog,
-            file=str(BUNDLED_PRICE_LIST.relative_to(PACKAGE.parent)),
+            file=str(BUNDLED_PRICE_LIST.relative_to(CLIENT_PACKAGE.parent)),
             note="the saved Price List file bundled with trncost for the local runtime: "
             "illustrative figures, not current AWS prices",
         ).snapshot
@@ -400,7 +401,7 @@ class Runtime:
         from datetime import UTC, datetime
 
         from trncost.errors import DomainError
-        from trncost.requestfile import load_estimate_file
+        from trncost_client.requestfile import load_estimate_file
 
         request = load_estimate_file(path)
         workload_id = request.workload.workload_id

@@ -61,6 +61,6 @@ report, prices), writes (workload create, trial add, compare --workload), dlq; o
 what they share, parser assembles them into `main`.
 """
 
-from trncost.cli.parser import main
+from trncost_client.cli.parser import main
 
 __all__ = ["main"]

@@ -11,11 +11,11 @@ from typing import Any
 
 from rich.console import Console
 
-from trncost.cli import trial_import, writes
-from trncost.cli.output import SubParsers, fail
-from trncost.cli.runtime import add_url_option, local_runtime
-from trncost.client import TrncostClient
 from trncost.errors import ClientError
+from trncost_client.cli import trial_import, writes
+from trncost_client.cli.output import SubParsers, fail
+from trncost_client.cli.runtime import add_url_option, local_runtime
+from trncost_client.http import TrncostClient
 
 SHOWN_CHANGES = 4
 REFRESH_WAIT_S = 5.0  # the refresh runs from the "Trial Recorded" event, a moment later
@@ -116,7 +116,7 @@ def cmd_trial_run(args: argparse.Namespace, console: Console) -> int:
         "AWS_SESSION_TOKEN": "local",
     }
     agent = [
-        sys.executable, "-m", "trncost.agent",
+        sys.executable, "-m", "trncost_client.agent",
         "--tag", f"trncost:workload={workload}", "--tag", f"trncost:phase={args.phase}",
         "--tag", f"trncost:trial={trial_id}",
         "--instance-type", instance_type, "--instance-count", str(count),

@@ -12,6 +12,10 @@ The runs of a plan are a fixed, ordered schedule (`TrialPlan.schedule()`), phase
 
 The state machine walks it by index; each run's trial id is derived from the plan id and its
 place in the schedule, so a retried launch names the same job and the same trial record.
+
+What a plan's execution records is here too (trncost.store.plans keeps it): the plan's state
+(`PlanState`, one of `PLAN_STATUSES`), each run's (`RunState`) and each gate's verdict
+(`GateResult`, computed by the pure rules of trncost.workflow.gates).
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from trncost.launch.support import LOCAL_INSTANCE_COUNT, LauncherKind, unsupported_reason
 from trncost.model.bounds import PositiveHourlyUsd
 from trncost.model.candidate import Candidate, Platform
 from trncost.model.common import DomainModel, Identifier, InstanceType, Name
+from trncost.model.launchers import LOCAL_INSTANCE_COUNT, LauncherKind, unsupported_reason
 from trncost.model.trial import Phase
 from trncost.model.workload import QualityGate
 
@@ -317,3 +321,55 @@ def derive_plan_id(body: Mapping[str, Any]) -> str:
     """A plan id from the request's content: the same request names the same plan."""
     raw = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     return "plan-" + hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+# -- what a plan's execution records (trncost.store.plans keeps them) ------------------------
+PLAN_STATUSES = (
+    "submitted",
+    "not_started",
+    "running",
+    "completed",
+    "gate_failed",
+    "budget_cap",
+    "timeout",
+    "failed",
+)
+
+
+class GateResult(DomainModel):
+    phase: Phase
+    passed: bool
+    candidate_index: int = 0
+    reasons: list[str] = Field(default_factory=list, description="why it failed (or notes)")
+    trial_ids: list[str] = Field(default_factory=list)
+    measures: dict[str, float] = Field(default_factory=dict)
+
+
+class RunState(DomainModel):
+    index: int
+    phase: Phase
+    candidate_index: int
+    run: int
+    instance_type: str
+    instance_count: int
+    trial_id: str
+    launched_at: str
+    job_id: str | None = None
+    landed: bool = False
+    trial_status: str | None = None
+    stopped: bool = False
+
+
+class PlanState(DomainModel):
+    plan: TrialPlan
+    status: str
+    created_at: str
+    updated_at: str
+    fingerprint: str
+    execution_arn: str | None = None
+    created_by: str | None = Field(default=None, description="who submitted it (IAM ARN)")
+    spent_usd: str | None = None
+    outcome_reasons: list[str] = Field(default_factory=list)
+    dropped: list[int] = Field(default_factory=list, description="candidates a gate stopped")
+    runs: list[RunState] = Field(default_factory=list)
+    gates: list[GateResult] = Field(default_factory=list)

@@ -1,9 +1,9 @@
-"""`python -m trncost.agent [options] -- CMD …`: run CMD under the trial agent.
+"""`python -m trncost_client.agent [options] -- CMD …`: run CMD under the trial agent.
 
 The command's stdout and stderr pass through unchanged; TRNCOST protocol lines in them are
-measured (trncost.agent.protocol). The agent's exit code is the command's (128 + signal when a
-signal ended it); nothing the agent does (a bad line, a publishing failure, a monitor that
-cannot start) changes that. SIGTERM/SIGINT are passed on to the command and the run is
+measured (trncost_client.agent.protocol). The agent's exit code is the command's (128 +
+signal when a signal ended it); nothing the agent does (a bad line, a publishing failure, a
+monitor that cannot start) changes that. SIGTERM/SIGINT are passed on to the command and the run is
 reported as `stopped`.
 """
 
@@ -19,10 +19,6 @@ import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
-from trncost.agent.core import AgentConfig, TrialAgent, warn
-from trncost.agent.monitors import NVIDIA_SMI_COMMAND, ReportReader, parse_nvidia_smi
-from trncost.agent.protocol import parse_line
-from trncost.agent.publish import DEFAULT_BUFFER, Publisher
 from trncost.errors import ProtocolError
 from trncost.settings import (
     AGENT_TAGS_ENV,
@@ -31,10 +27,14 @@ from trncost.settings import (
     AgentSettings,
     parse_tags,
 )
+from trncost_client.agent.core import AgentConfig, TrialAgent, warn
+from trncost_client.agent.monitors import NVIDIA_SMI_COMMAND, ReportReader, parse_nvidia_smi
+from trncost_client.agent.protocol import parse_line
+from trncost_client.agent.publish import DEFAULT_BUFFER, Publisher
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m trncost.agent", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m trncost_client.agent", description=__doc__)
     p.add_argument("--trial-id", help=f"default: {AGENT_TRIAL_ID_ENV} or the trncost:trial tag")
     p.add_argument(
         "--tag", action="append", default=[], help=f"k=v (repeat); adds to {AGENT_TAGS_ENV}"
@@ -122,7 +122,7 @@ def run(argv: Sequence[str] | None = None, publisher: Publisher | None = None) -
     if command and command[0] == "--":
         command = command[1:]
     if not command:
-        print("usage: python -m trncost.agent [options] -- CMD ...", file=sys.stderr)
+        print("usage: python -m trncost_client.agent [options] -- CMD ...", file=sys.stderr)
         return 2
     try:
         settings = AgentSettings.from_env()

@@ -6,7 +6,7 @@ import argparse
 
 from rich.console import Console
 
-from trncost.cli.output import SubParsers
+from trncost_client.cli.output import SubParsers
 
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
@@ -14,7 +14,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     import signal
     import threading
 
-    from trncost.local.runtime import REGION, Runtime
+    from trncost_client.local.runtime import REGION, Runtime
 
     runtime = Runtime(
         host=args.host,

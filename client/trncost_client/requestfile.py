@@ -15,14 +15,19 @@ from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from trncost.errors import InvalidInput, PriceListItemError, RequestFileError
+from trncost.errors import (
+    InvalidInput,
+    PriceListItemError,
+    RequestFileError,
+    format_validation_error,
+)
 from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.basis import PriceBasis, SavedFileOrigin, basis_of_source
+from trncost.model.catalog import Catalog
 from trncost.model.common import DomainModel
 from trncost.model.price import PriceKey
 from trncost.pricing.names import KnownNames
 from trncost.services.snapshots import LOCAL_CALLER, file_sha256, snapshot_from_saved
-from trncost.settings import Catalog
 
 
 class CandidatePlan(DomainModel):
@@ -129,8 +134,7 @@ def _snapshot_from_saved(raw: dict[str, Any], path: Path) -> PriceSnapshot:
     machines = [p.candidate for p in plans] + [t.candidate for t in trials]
     # SageMaker machines are priced as their `ml.` type (the AmazonSageMaker key's item)
     types = {
-        PriceKey.for_instance(m.instance_type, m.region, platform=m.platform).item
-        for m in machines
+        PriceKey.for_instance(m.instance_type, m.region, platform=m.platform).item for m in machines
     }
     regions = {m.region for m in machines}
     preps = [p.assumptions.get("data_preparation") for p in plans]
@@ -155,12 +159,3 @@ def _read_json(path: Path) -> Any:
         raise RequestFileError(f"{path}: no such file") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RequestFileError(f"{path}: not valid UTF-8 JSON ({exc})") from None
-
-
-def format_validation_error(exc: ValidationError) -> str:
-    """One line per problem, each naming the field by its dotted path."""
-    lines = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{where}: {err['msg']}")
-    return "; ".join(lines)

@@ -1,4 +1,5 @@
-"""The line protocol a training script prints for the trial agent (`python -m trncost.agent`).
+"""The line protocol a training script prints for the trial agent
+(`python -m trncost_client.agent`).
 
 One event per line, on stdout or stderr, anywhere in the output:
 

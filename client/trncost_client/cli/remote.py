@@ -2,7 +2,7 @@
 the API at --url.
 
 --url defaults to $TRNCOST_URL, else the local runtime at http://127.0.0.1:8080. Requests to a
-deployed stage (*.amazonaws.com) are SigV4-signed (trncost.client); any failure is one line on
+deployed stage (*.amazonaws.com) are SigV4-signed (trncost_client.http); any failure is one line on
 stderr and exit status 2, never a traceback.
 """
 
@@ -21,10 +21,10 @@ from rich.console import Console
 from rich.table import Table
 
 from trncost import display
-from trncost.cli.output import Command, SubParsers, fail, print_json
-from trncost.cli.runtime import add_url_option
-from trncost.client import TrncostClient
 from trncost.errors import ClientError
+from trncost_client.cli.output import Command, SubParsers, fail, print_json
+from trncost_client.cli.runtime import add_url_option
+from trncost_client.http import TrncostClient
 
 
 def _client(args: argparse.Namespace) -> TrncostClient:

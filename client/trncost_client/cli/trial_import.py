@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from trncost.cli.output import fail, number, print_json
-from trncost.cli.runtime import add_url_option
 from trncost.errors import ClientError, DomainError, RequestFileError, TrncostError
+from trncost_client.cli.output import fail, number, print_json
+from trncost_client.cli.runtime import add_url_option
 
 if TYPE_CHECKING:
     from trncost.model import TrialRun
@@ -53,7 +53,7 @@ def _workload(args: argparse.Namespace):  # -> Workload
             "dry run against a stand-in workload (no --workload-file): work in "
             f"{args.unit}, quality gate and MFU check not applied",
         )
-    from trncost.client import TrncostClient
+    from trncost_client.http import TrncostClient
 
     client = TrncostClient(args.url)
     return Workload.model_validate(client.get_json(f"/workloads/{args.workload}")["workload"]), None
@@ -74,7 +74,7 @@ def _read(args: argparse.Namespace, facts):  # -> (timeline, results, digest)
             for block in iter(lambda: stream.read(2**24), b""):
                 digest.update(block)
         hashes.append((name, digest.digest()))
-        from trncost.metrics.logs import tensorboard
+        from trncost_client import tensorboard
 
         if tensorboard.is_event_file(name):
             results.append(tensorboard.read_event_file(path, name, timeline))
@@ -133,7 +133,7 @@ def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
             trial = trial.model_copy(update={"notes": [stand_in, *trial.notes]})
         recorded = False
         if not args.dry_run:
-            from trncost.client import TrncostClient
+            from trncost_client.http import TrncostClient
 
             recorded = _record(TrncostClient(args.url), workload.workload_id, trial)
     except (DomainError, RequestFileError, ClientError, TrncostError, ValueError) as exc:

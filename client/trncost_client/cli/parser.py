@@ -8,15 +8,15 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from trncost.cli import dlq, offline, remote, serve, trial, writes
-from trncost.cli.output import Command
+from trncost_client.cli import dlq, offline, remote, serve, trial, writes
+from trncost_client.cli.output import Command
 
 # The order of `trncost --help`.
 GROUPS = (offline, trial, serve, remote, writes, dlq)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from trncost import cli  # the package docstring is the help text
+    from trncost_client import cli  # the package docstring is the help text
 
     parser = argparse.ArgumentParser(
         prog="trncost",

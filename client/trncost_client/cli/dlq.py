@@ -1,4 +1,4 @@
-"""`trncost dlq list|redrive|status`: SQS dead-letter queues (trncost.services.dead_letters).
+"""`trncost dlq list|redrive|status`: SQS dead-letter queues (trncost_client.dead_letters).
 
 Where they look, said on every run (stderr with --json):
 
@@ -24,11 +24,11 @@ from urllib.parse import urlsplit
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
-from trncost.cli.output import Command, SubParsers, fail, print_json
-from trncost.cli.runtime import add_url_option, local_port, local_runtime
-from trncost.client import execute_api_region
 from trncost.errors import ClientError, OpsError
-from trncost.services.dead_letters import MoveTask, QueueOps, arn_name
+from trncost_client.cli.output import Command, SubParsers, fail, print_json
+from trncost_client.cli.runtime import add_url_option, local_port, local_runtime
+from trncost_client.dead_letters import MoveTask, QueueOps, arn_name
+from trncost_client.http import execute_api_region
 
 LOCAL_KEYS = ("local", "local")  # the embedded AWS takes any keys
 

@@ -24,9 +24,9 @@ from urllib.parse import quote
 from pydantic import BaseModel
 from rich.console import Console
 
-from trncost.cli.output import SubParsers, print_json
-from trncost.cli.remote import _add_remote_options, _client, _remote
 from trncost.errors import ApiError, ClientError
+from trncost_client.cli.output import SubParsers, print_json
+from trncost_client.cli.remote import _add_remote_options, _client, _remote
 
 CANDIDATE = re.compile(r"^(?P<type>[a-z0-9.-]+):(?P<count>\d+)(@(?P<region>[a-z0-9-]+))?$")
 DEFAULT_REGION = "us-east-1"
@@ -184,8 +184,8 @@ def comparison_request(args: argparse.Namespace) -> dict[str, Any]:
 
 @_remote
 def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
-    from trncost.cli.offline import _print_comparison_notes, _print_decision, _ranking_table
     from trncost.model import Analysis
+    from trncost_client.cli.offline import _print_comparison_notes, _print_decision, _ranking_table
 
     made = _client(args).create_comparison(args.workload, comparison_request(args))
     url, report = _where(args, made["url"]), _where(args, made["report_url"])

@@ -1,0 +1,100 @@
+"""What trncost keeps: the records its stores write and read back, as domain types (the stores
+in trncost.store only map them to and from DynamoDB items).
+
+    EstimateDefinition    what to estimate again whenever its evidence or prices change
+    EstimateVersion       one computed version of an estimate, with what moved since the last
+    EstimateListing       one estimate of a workload's list, with its latest version
+    UnreadableDefinition  a stored definition that no longer validates, and why
+    RefreshFailure        why an estimate could not be recomputed on a refresh
+    StoredComparison      one analysis of several candidates, immutable, read by its id
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from trncost.model.analysis import Analysis
+from trncost.model.assumptions import Assumptions
+from trncost.model.candidate import Candidate
+from trncost.model.changes import FigureChange
+from trncost.model.common import DomainModel, Identifier
+from trncost.model.estimate import Estimate
+from trncost.model.requests import ComparisonRequest
+
+
+class EstimateDefinition(DomainModel):
+    """What to estimate again whenever its evidence or prices change."""
+
+    estimate_id: Identifier
+    workload_id: Identifier
+    candidate: Candidate
+    assumptions: Assumptions = Field(default_factory=Assumptions)
+    snapshot_id: str | None = Field(
+        default=None, description="a pinned price snapshot; None follows the latest"
+    )
+    created_at: str
+    created_by: str | None = Field(default=None, description="who asked for it (IAM ARN)")
+
+
+@dataclass(frozen=True)
+class UnreadableDefinition:
+    """A stored estimate definition that no longer validates (written before a bound existed):
+    refreshed as a failure of its own, never a failure of its workload's other estimates."""
+
+    estimate_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RefreshFailure:
+    estimate_id: str
+    at: str
+    trigger: str  # what asked for the refresh: "price snapshot <id>", "trial <id> recorded"
+    reason: str
+
+
+class EstimateVersion(DomainModel):
+    estimate_id: str
+    version: int
+    created_at: str
+    reason: str
+    fingerprint: str = Field(description="hash of the inputs this version was computed from")
+    estimate: Estimate
+    created_by: str | None = Field(
+        default=None, description="who asked for the estimate (IAM ARN); refreshes keep it"
+    )
+    changes: list[FigureChange] = Field(
+        default_factory=list, description="the figures that moved since the version before"
+    )
+
+
+@dataclass(frozen=True)
+class EstimateListing:
+    """One estimate of a workload's list: what it estimates and its latest version (None, with
+    the `problem`, when its stored definition or latest version no longer validates)."""
+
+    estimate_id: str
+    candidate: Candidate | None
+    pinned_snapshot_id: str | None
+    latest: EstimateVersion | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class EstimatePage:
+    items: list[EstimateListing]
+    cursor: str | None
+
+
+class StoredComparison(DomainModel):
+    comparison_id: str
+    workload_id: str
+    created_at: str
+    created_by: str | None = Field(default=None, description="who asked for it (IAM ARN)")
+    snapshot_id: str = Field(description="the price snapshot the analysis used")
+    request: ComparisonRequest = Field(
+        description="the comparison request as it was sent, with snapshot_id resolved"
+    )
+    analysis: Analysis

@@ -1,0 +1,143 @@
+"""What a caller asks for, in the domain's words: one vocabulary for every driver (the HTTP API,
+the CLI's request files, the local runtime). The API validates its bodies against these, and
+the CLI loads a request file into `RequestFile` and hands its parts to the same services.
+
+    EstimateRequest     one candidate, its assumptions, optionally a pinned price snapshot
+    CandidatePlan       one candidate of a comparison (or a request file), with its own
+                        assumptions (merged key by key over the shared ones) and the key
+                        features the team found limited on it
+    ComparisonRequest   several candidates on one workload: ranked, ranged, decided
+    RequestFile         a request file: the workload, its trials, a price snapshot, shared
+                        assumptions and the candidates, all in one (docs/request-files.md)
+    LogFile, TrialLogImport   a trial's own training logs, and what they cannot say
+    SnapshotRequest     take a price snapshot now: live, or from an uploaded saved file
+
+Every request builds its validator on first use (`defer_build`), so importing this module on a
+cold start is cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trncost.model.analysis import Credits
+from trncost.model.assumptions import Assumptions, PartialAssumptions
+from trncost.model.candidate import Candidate
+from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
+from trncost.model.price import PriceSnapshot
+from trncost.model.trial import Phase, TimingScope, TrialRun, TrialStatus
+from trncost.model.workload import Workload
+
+MAX_COMPARISON_CANDIDATES = 12
+
+
+class Request(BaseModel):
+    """The base of every request: unknown fields refused, the validator built on first use."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+class EstimateRequest(Request):
+    """What to estimate: a candidate, stated assumptions (user price overrides go in
+    `assumptions.price_overrides`), and optionally a pinned price snapshot."""
+
+    candidate: Candidate
+    assumptions: Assumptions = Field(default_factory=Assumptions)
+    snapshot_id: str | None = Field(
+        default=None, description="pin a price snapshot; omitted: follow the latest"
+    )
+
+
+class CandidatePlan(Request):
+    candidate: Candidate
+    assumptions: PartialAssumptions | None = Field(
+        default=None,
+        description="this candidate's own assumptions: each key it names replaces the shared "
+        "one, the others stay shared (pair checks see the merged set); omitted: the shared ones",
+    )
+    limited_features: list[str] = Field(
+        default_factory=list, description="key features the team found limited on it"
+    )
+
+
+class ComparisonRequest(Request):
+    """Several candidates on the same workload: ranked, ranged, explained and decided."""
+
+    candidates: list[CandidatePlan] = Field(min_length=1, max_length=MAX_COMPARISON_CANDIDATES)
+    assumptions: PartialAssumptions = Field(
+        default_factory=PartialAssumptions,
+        description="shared by every candidate; a candidate's own keys replace them one by one",
+    )
+    snapshot_id: str | None = Field(default=None, description="omitted: the latest snapshot")
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
+    samples: int = Field(default=20_000, ge=1_000, le=100_000)
+    credits: Credits | None = None
+
+
+class RequestFile(Request):
+    """A request file (docs/request-files.md): the evidence and the prices a server would hold,
+    with the candidates to estimate or compare. The CLI loads it into an in-memory repository
+    and runs the same services as the API on it."""
+
+    workload: Workload
+    trials: list[TrialRun]
+    prices: PriceSnapshot
+    assumptions: PartialAssumptions = Field(
+        default_factory=PartialAssumptions,
+        description="shared by every candidate; a candidate's own keys replace them one by one",
+    )
+    candidates: list[CandidatePlan] = Field(min_length=1)
+
+
+class LogFile(Request):
+    name: str = Field(default="log", min_length=1, max_length=256, description="file name")
+    text: str = Field(description="the log's text (training stdout, trainer_state.json, ...)")
+
+
+class TrialLogImport(Request):
+    """A trial's own training logs, and what they cannot say about it."""
+
+    files: list[LogFile] = Field(min_length=1, max_length=10)
+    phase: Phase
+    instance_type: InstanceType
+    instance_count: int = Field(ge=1, le=100_000)
+    region: Region = Field(default="us-east-1", description="where the trial ran")
+    format: str = Field(default="auto", description="auto, or one log format's name")
+    trial_id: Identifier | None = Field(
+        default=None, description="omitted: derived from the logs (the same logs, the same id)"
+    )
+    status: TrialStatus | None = Field(
+        default=None, description="omitted: completed if the log shows training end, ..."
+    )
+    global_batch_size: PositiveFloat | None = Field(
+        default=None, description="samples per optimizer step, when the log does not say"
+    )
+    seq_length: PositiveFloat | None = Field(
+        default=None, description="tokens per sample, when the log does not say"
+    )
+    code_version: str | None = Field(default=None, max_length=256)
+    dataset_id: str | None = Field(default=None, max_length=256)
+    timing_scope: TimingScope | None = None
+    dry_run: bool = Field(default=False, description="build the record, do not write it")
+
+
+class SnapshotRequest(Request):
+    """Take a snapshot now: from an uploaded saved Price List file (basis saved_file, who
+    supplied it is the caller), or live (basis official; needs AWS credentials with
+    pricing:GetProducts)."""
+
+    saved_price_list: Any | None = Field(
+        default=None,
+        description="a GetProducts response, a list of items or a bulk offer file; "
+        "omitted: query the Price List API live",
+    )
+    note: str | None = Field(default=None, max_length=500)
+    publish: bool = Field(
+        default=False,
+        description="make the uploaded file the latest prices (estimates that follow latest "
+        "are recomputed with it). Only where the stage allows it (prices.accept_uploads); "
+        "otherwise 409 publish_refused and nothing is stored. Without it, the upload is stored "
+        "and used only by estimates that name its snapshot_id",
+    )
