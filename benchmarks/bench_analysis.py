@@ -17,7 +17,7 @@ import numpy as np
 from trncost.estimate import monte_carlo, tornado
 from trncost.estimate.uncertainty import draw_all, prepare
 from trncost.model import Assumptions, EstimateInput
-from trncost_client.requestfile import load_estimate_file
+from trncost_client.requestfile import load_request_file, request_inputs
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "llama-8b" / "estimate.json"
 SAMPLES = 100_000
@@ -26,8 +26,8 @@ SEED = 2026
 
 def bench_input() -> EstimateInput:
     """The trn2 example candidate, with two more stated usage quantities: 10 drawn inputs."""
-    request = load_estimate_file(EXAMPLE)
-    inp = next(i for i in request.inputs() if i.candidate.instance_type == "trn2.48xlarge")
+    request = load_request_file(EXAMPLE)
+    inp = next(i for i in request_inputs(request) if i.candidate.instance_type == "trn2.48xlarge")
     extra = {"transfer_inter_region_gb": 200, "custom_metrics": 40}
     merged = {**inp.assumptions.model_dump(exclude_none=True), **extra}
     return inp.model_copy(update={"assumptions": Assumptions.model_validate(merged)})

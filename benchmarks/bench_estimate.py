@@ -14,15 +14,15 @@ from pathlib import Path
 
 from trncost.estimate import estimate
 from trncost.model import Component, EstimateInput
-from trncost_client.requestfile import load_estimate_file
+from trncost_client.requestfile import load_request_file, request_inputs
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "llama-8b" / "estimate.json"
 
 
 def bench_input() -> EstimateInput:
     """The trn2 example candidate with its six trials doubled to twelve."""
-    request = load_estimate_file(EXAMPLE)
-    inp = next(i for i in request.inputs() if i.candidate.instance_type == "trn2.48xlarge")
+    request = load_request_file(EXAMPLE)
+    inp = next(i for i in request_inputs(request) if i.candidate.instance_type == "trn2.48xlarge")
     trn2 = [t for t in inp.trials if t.candidate.instance_type == "trn2.48xlarge"]
     twelve = trn2 + [t.model_copy(update={"trial_id": t.trial_id + "-r"}) for t in trn2]
     assert len(twelve) == 12

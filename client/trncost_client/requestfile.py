@@ -1,5 +1,10 @@
-"""Estimate request files: a workload, its trials, a price snapshot, shared assumptions and
-one or more candidates. Parts may be inline or relative paths to JSON files.
+"""Request files (docs/request-files.md): a workload, its trials, a price snapshot, shared
+assumptions and one or more candidates, in one JSON file whose parts may be relative paths to
+other JSON files. A request file is loaded into the domain's `RequestFile`
+(trncost.model.requests) and held in memory as the evidence and the prices of one workload
+(`FileRepository`), so `trncost estimate` and `trncost compare` run the very services the API
+runs (`offline_comparisons`): the same name checks, assumption merges, price-override checks,
+engine and numbers.
 
 Prices read from a file are never `official`: only trncost's own live query makes an official
 price. A saved Price List file becomes a `saved_file` snapshot (supplied by `local`); a price
@@ -13,71 +18,104 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from trncost.errors import (
-    InvalidInput,
+    NoPrices,
+    NotFound,
     PriceListItemError,
     RequestFileError,
     format_validation_error,
 )
-from trncost.model import Assumptions, Candidate, EstimateInput, PriceSnapshot, TrialRun, Workload
+from trncost.model import EstimateInput, PriceSnapshot, TrialRun, Workload
+from trncost.model.analysis import Credits
 from trncost.model.basis import PriceBasis, SavedFileOrigin, basis_of_source
 from trncost.model.catalog import Catalog
-from trncost.model.common import DomainModel
 from trncost.model.price import PriceKey
-from trncost.pricing.names import KnownNames
+from trncost.model.requests import CandidatePlan, ComparisonRequest, RequestFile
+from trncost.pricing.names import KnownNames, for_catalog
+from trncost.services.comparisons import ComparisonService
 from trncost.services.snapshots import LOCAL_CALLER, file_sha256, snapshot_from_saved
 
 
-class CandidatePlan(DomainModel):
-    candidate: Candidate
-    assumptions: dict[str, Any] = Field(
-        default_factory=dict, description="overrides the shared assumptions for this candidate"
-    )
+def load_request_file(path: str | Path) -> RequestFile:
+    """The request file at `path` (its parts read relative to it); RequestFileError naming the
+    file and the field at fault."""
+    return _load(Path(path))
 
 
-class EstimateFile(DomainModel):
-    workload: Workload
-    trials: list[TrialRun]
-    prices: PriceSnapshot
-    assumptions: dict[str, Any] = Field(default_factory=dict)
-    candidates: list[CandidatePlan] = Field(min_length=1)
+class FileRepository:
+    """A request file held in memory as one workload's evidence and prices: what the comparison
+    service reads from the stage's records and snapshots (services.comparisons.Evidence and
+    Prices), answered from the file."""
 
-    def inputs(self) -> list[EstimateInput]:
-        return [
-            EstimateInput(
-                workload=self.workload,
-                candidate=plan.candidate,
-                trials=self.trials,
-                prices=self.prices,
-                # key by key: the candidate's keys replace the shared ones (checked merged)
-                assumptions=Assumptions.model_validate({**self.assumptions, **plan.assumptions}),
-                assumption_sources={
-                    **{k: "shared" for k in self.assumptions},
-                    **{k: "candidate" for k in plan.assumptions},
-                },
-            )
-            for plan in self.candidates
-        ]
+    def __init__(self, request: RequestFile) -> None:
+        self.request = request
 
+    def workload(self, workload_id: str) -> Workload:
+        if workload_id != self.request.workload.workload_id:
+            raise NotFound(f"workload {workload_id} not found")
+        return self.request.workload
 
-def load_estimate_file(path: str | Path, names: KnownNames | None = None) -> EstimateFile:
-    """The request file at `path`; with `names`, every instance type and region it names must
-    be one AWS knows (or the stage catalog lists)."""
-    request = _load(Path(path))
-    if names is not None:
-        try:
-            for i, plan in enumerate(request.candidates):
-                names.check_candidate(plan.candidate, f"candidates.{i}.candidate")
-            for i, inp in enumerate(request.inputs()):
-                names.check_assumptions(inp.assumptions, f"candidates.{i}.assumptions")
-        except InvalidInput as exc:
-            raise RequestFileError(f"{path}: {exc}") from None
-    return request
+    def all_trials(self, workload_id: str) -> list[TrialRun]:
+        self.workload(workload_id)
+        return list(self.request.trials)
+
+    def snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
+        prices = self.request.prices
+        if snapshot_id is not None and snapshot_id != prices.snapshot_id:
+            raise NoPrices(f"price snapshot {snapshot_id} not found")
+        return prices
 
 
-def _load(path: Path) -> EstimateFile:
+def offline_names() -> KnownNames:
+    """botocore's names plus the stage catalog: TRNCOST_CATALOG, else the dev stage's (cdk.json,
+    the list CDK deploys; it names what botocore does not know yet, e.g. trn3.48xlarge)."""
+    from trncost.settings import catalog_from_env
+    from trncost_client.local.runtime import default_catalog
+
+    catalog = catalog_from_env() or Catalog.model_validate(default_catalog())
+    return for_catalog(catalog)
+
+
+def offline_comparisons(request: RequestFile, names: KnownNames | None = None) -> ComparisonService:
+    """The API's comparison service over the request file held in memory (nothing stored);
+    names: what the stage accepts (default: `offline_names()`)."""
+    repository = FileRepository(request)
+    return ComparisonService(repository, repository, names=names or offline_names())
+
+
+def comparison_request(
+    request: RequestFile,
+    *,
+    seed: int = 0,
+    samples: int = 20_000,
+    credits: Credits | None = None,
+    source: str | Path = "request file",
+) -> ComparisonRequest:
+    """The request file's candidates and shared assumptions as the API's comparison request;
+    RequestFileError naming `source` and the field (e.g. more candidates than a comparison
+    takes, or a seed out of range)."""
+    try:
+        return ComparisonRequest(
+            candidates=request.candidates,
+            assumptions=request.assumptions,
+            seed=seed,
+            samples=samples,
+            credits=credits,
+        )
+    except ValidationError as exc:
+        raise RequestFileError(f"{source}: {format_validation_error(exc)}") from None
+
+
+def request_inputs(request: RequestFile, names: KnownNames | None = None) -> list[EstimateInput]:
+    """One estimate input per candidate of a request file, checked and merged by the comparison
+    service (what `trncost estimate` and `trncost compare` compute on)."""
+    ask = comparison_request(request)
+    return offline_comparisons(request, names).prepare(request.workload.workload_id, ask).inputs
+
+
+def _load(path: Path) -> RequestFile:
     raw = _read_json(path)
     if not isinstance(raw, dict):
         raise RequestFileError(f"{path}: expected a JSON object at the top level")
@@ -89,7 +127,7 @@ def _load(path: Path) -> EstimateFile:
             raw["prices"] = _snapshot_from_saved(raw, path)
         elif isinstance(raw.get("prices"), dict):
             raw["prices"] = _at_most_saved_file(raw["prices"], path)
-        return EstimateFile.model_validate(raw)
+        return RequestFile.model_validate(raw)
     except ValidationError as exc:
         raise RequestFileError(f"{path}: {format_validation_error(exc)}") from None
     except PriceListItemError as exc:
@@ -137,9 +175,12 @@ def _snapshot_from_saved(raw: dict[str, Any], path: Path) -> PriceSnapshot:
         PriceKey.for_instance(m.instance_type, m.region, platform=m.platform).item for m in machines
     }
     regions = {m.region for m in machines}
-    preps = [p.assumptions.get("data_preparation") for p in plans]
-    preps.append((raw.get("assumptions") or {}).get("data_preparation"))
-    types |= {d["instance_type"] for d in preps if isinstance(d, dict) and "instance_type" in d}
+    preps = [p.assumptions.data_preparation for p in plans if p.assumptions is not None]
+    shared = raw.get("assumptions")
+    shared_prep = shared.get("data_preparation") if isinstance(shared, dict) else None
+    types |= {d.instance_type for d in preps if d is not None}
+    if isinstance(shared_prep, dict) and isinstance(shared_prep.get("instance_type"), str):
+        types.add(shared_prep["instance_type"])
     if not types or not regions:
         raise PriceListItemError("a saved Price List needs candidates to know what to price")
     catalog = Catalog(instance_types=sorted(types), regions=sorted(regions))

@@ -138,7 +138,9 @@ class Wiring:
     def comparisons(self) -> ComparisonService:
         from trncost.services.comparisons import ComparisonService
 
-        return ComparisonService(self.trials, self.estimates, store=self.comparison_store)
+        return ComparisonService(
+            self.trials, self.estimates, names=self.names, store=self.comparison_store
+        )
 
     @cached_property
     def snapshots(self) -> SnapshotService:

@@ -18,10 +18,10 @@ from tests.support.events import saved_price_list
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, lambda_env, load_handler
 from tests.support.http import serve_http as _serve
-from trncost_client import http as client_module
 from trncost import display
 from trncost.errors import ApiError, ClientError, ConnectionFailed, SigningError
 from trncost.settings import ACCEPT_UPLOADS_ENV
+from trncost_client import http as client_module
 from trncost_client.cli import main
 from trncost_client.http import TrncostClient
 from trncost_client.local.gateway import WsgiGateway

@@ -14,6 +14,8 @@ def example_estimates() -> dict[str, Any]:
     """The bundled example's estimates, by instance type (trn2, trn3 waiting on a PENDING
     price, p5)."""
     from trncost.estimate import estimate
-    from trncost_client.requestfile import load_estimate_file
+    from trncost_client.requestfile import load_request_file, request_inputs
 
-    return {i.candidate.instance_type: estimate(i) for i in load_estimate_file(EXAMPLE).inputs()}
+    return {
+        i.candidate.instance_type: estimate(i) for i in request_inputs(load_request_file(EXAMPLE))
+    }

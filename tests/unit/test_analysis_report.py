@@ -23,7 +23,7 @@ from trncost.estimate import analyse
 from trncost.model.analysis import Action, Analysis, CandidateAnalysis, Credits, Decision, Reason
 from trncost.report import render_analysis_report
 from trncost.report.format import quantity, unit_price, usd
-from trncost_client.requestfile import load_estimate_file
+from trncost_client.requestfile import load_request_file, request_inputs
 
 NAME = "Llama 3.1 8B continued pre-training"
 TRN2, TRN3, P5 = (
@@ -66,13 +66,13 @@ def _scaled_trn2(trn2_input):
 
 @pytest.fixture(scope="module")
 def example():
-    inputs = load_estimate_file(EXAMPLE).inputs()
+    inputs = request_inputs(load_request_file(EXAMPLE))
     return analyse(inputs, seed=1, samples=20_000)
 
 
 @pytest.fixture(scope="module")
 def wide():
-    inputs = load_estimate_file(EXAMPLE).inputs()
+    inputs = request_inputs(load_request_file(EXAMPLE))
     trn2, _, p5 = inputs
     missing = p5.model_copy(
         update={"candidate": p5.candidate.model_copy(update={"instance_type": "p6-b200.48xlarge"})}

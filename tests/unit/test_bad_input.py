@@ -20,7 +20,7 @@ from trncost.model import (
     TrialRun,
     Workload,
 )
-from trncost_client.requestfile import load_estimate_file
+from trncost_client.requestfile import load_request_file
 
 
 def locs(exc: ValidationError) -> set[str]:
@@ -200,13 +200,13 @@ def test_request_file_errors_name_the_file_and_field(tmp_path):
     bad = tmp_path / "estimate.json"
     bad.write_text(json.dumps({"workload": {}, "trials": [], "prices": {}, "candidates": []}))
     with pytest.raises(RequestFileError) as exc:
-        load_estimate_file(bad)
+        load_request_file(bad)
     message = str(exc.value)
     assert str(bad) in message
     assert "workload.target: Field required" in message
     assert "candidates: List should have at least 1 item" in message
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(RequestFileError, match="not valid UTF-8 JSON"):
-        load_estimate_file(tmp_path / "binary.json")
+        load_request_file(tmp_path / "binary.json")
     with pytest.raises(RequestFileError, match="no such file"):
-        load_estimate_file(tmp_path / "missing.json")
+        load_request_file(tmp_path / "missing.json")

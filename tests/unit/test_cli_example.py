@@ -93,8 +93,11 @@ def test_cli_reports_a_bad_file_without_a_traceback(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"workload": {"target": {"unit": "bytes"}}}')
     assert main(["estimate", str(bad)]) == 2
-    out = capsys.readouterr().out
-    assert "workload.target.unit" in out and "Traceback" not in out
+    captured = capsys.readouterr()
+    # one line on stderr naming the file and the field; nothing on stdout
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert str(bad) in line and "workload.target.unit" in line and "Traceback" not in line
 
 
 def test_cli_reports_missing_evidence_and_fails(tmp_path, capsys):

@@ -119,6 +119,47 @@ def test_the_layer_never_imports_the_client_side() -> None:
             assert not _is_under(module, "trncost_client"), f"{path}:{line} imports {module}"
 
 
+def _defined_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def test_services_and_stores_export_only_what_they_define() -> None:
+    # the domain's types live in trncost.model: a service or a store never re-exports another
+    # module's names (a record type a caller needs is imported from the model)
+    files = sorted([*(PACKAGE / "services").glob("*.py"), *(PACKAGE / "store").glob("*.py")])
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        exported: list[str] = []
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                exported = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+        foreign = sorted(set(exported) - _defined_names(tree))
+        assert foreign == [], f"{path.relative_to(PACKAGE)} re-exports {foreign}"
+
+
+def test_stores_define_no_domain_model() -> None:
+    # a store maps the model's types to and from DynamoDB items; it declares none of its own
+    for path in sorted((PACKAGE / "store").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        models = [
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.ClassDef)
+            and any(getattr(b, "id", "") in ("DomainModel", "BaseModel") for b in node.bases)
+        ]
+        assert models == [], f"store/{path.name} defines {models}: they belong in trncost.model"
+
+
 MAX_MODULE_LINES = 600  # a module a newcomer can hold in their head (issue 11)
 
 

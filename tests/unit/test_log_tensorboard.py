@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from trncost_client import tensorboard as tb
 from trncost.metrics.logs.timeline import Timeline
+from trncost_client import tensorboard as tb
 
 pytest.importorskip("tensorboard")
 

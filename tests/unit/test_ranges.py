@@ -22,7 +22,7 @@ from trncost.estimate.scaling import FitPredictive, bootstrap
 from trncost.estimate.scaling_prior import PRIOR, exponent_prior
 from trncost.model import FleetFailurePrior
 from trncost.report import render_analysis_report
-from trncost_client.requestfile import load_estimate_file
+from trncost_client.requestfile import load_request_file, request_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))
@@ -285,8 +285,8 @@ def test_no_percentile_is_silently_null(inp, lam):
 
 # -- the next trial worth running -------------------------------------------------------------
 def test_the_next_trial_narrows_the_range_most_per_dollar_and_says_by_how_much():
-    request = load_estimate_file(ROOT / "examples" / "llama-8b" / "estimate.json")
-    a = analyse(request.inputs(), seed=1, samples=5000)
+    request = load_request_file(ROOT / "examples" / "llama-8b" / "estimate.json")
+    a = analyse(request_inputs(request), seed=1, samples=5000)
     trn3 = next(c for c in a.candidates if c.candidate_id.startswith("2× trn3"))
     nt = trn3.next_trial
     assert trn3.decision.action == "continue_trials" and nt is not None

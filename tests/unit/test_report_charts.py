@@ -23,7 +23,7 @@ from trncost.model.analysis import BreakEven
 from trncost.report import render_analysis_report, render_report
 from trncost.report.break_even import Alternative, break_even_section, break_even_text
 from trncost.report.sidebyside import side_by_side
-from trncost_client.requestfile import load_estimate_file
+from trncost_client.requestfile import load_request_file, request_inputs
 
 TRN2, TRN3, P5 = (
     "4× trn2.48xlarge (us-east-2, on_demand)",
@@ -34,12 +34,12 @@ TRN2, TRN3, P5 = (
 
 @pytest.fixture(scope="module")
 def example():
-    return analyse(load_estimate_file(EXAMPLE).inputs(), seed=1, samples=5_000)
+    return analyse(request_inputs(load_request_file(EXAMPLE)), seed=1, samples=5_000)
 
 
 @pytest.fixture(scope="module")
 def wide():
-    inputs = load_estimate_file(EXAMPLE).inputs()
+    inputs = request_inputs(load_request_file(EXAMPLE))
     p5 = inputs[2]
     missing = p5.model_copy(
         update={"candidate": p5.candidate.model_copy(update={"instance_type": "p6-b200.48xlarge"})}

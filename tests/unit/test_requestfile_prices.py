@@ -10,7 +10,7 @@ from tests.support.events import SAVED_PRICE_LIST
 from tests.support.factories import trial, workload
 from trncost.errors import RequestFileError
 from trncost.estimate import estimate
-from trncost_client.requestfile import load_estimate_file
+from trncost_client.requestfile import load_request_file, request_inputs
 
 
 def request(tmp_path, prices):
@@ -46,9 +46,9 @@ def request(tmp_path, prices):
 
 def test_a_saved_price_list_prices_the_request_offline(tmp_path):
     (tmp_path / "saved.json").write_text(SAVED_PRICE_LIST.read_text())
-    loaded = load_estimate_file(request(tmp_path, "saved.json"))
+    loaded = load_request_file(request(tmp_path, "saved.json"))
     assert loaded.prices.source == "saved_price_list_file"
-    trn2, trn3 = (estimate(i) for i in loaded.inputs())
+    trn2, trn3 = (estimate(i) for i in request_inputs(loaded))
     row = next(
         r for r in trn2.inputs if r.id == "price:AmazonEC2/us-east-1/trn2.48xlarge/on_demand"
     )
@@ -62,10 +62,10 @@ def test_a_saved_price_list_prices_the_request_offline(tmp_path):
 
 def test_a_file_that_is_not_a_price_list_names_the_problem(tmp_path):
     with pytest.raises(RequestFileError, match="prices: not a saved Price List"):
-        load_estimate_file(request(tmp_path, {"products": 5}))
+        load_request_file(request(tmp_path, {"products": 5}))
 
 
 def test_bad_items_in_a_saved_price_list_are_rejected_and_counted(tmp_path):
-    loaded = load_estimate_file(request(tmp_path, {"PriceList": [42]}))
+    loaded = load_request_file(request(tmp_path, {"PriceList": [42]}))
     assert [r.reason for r in loaded.prices.rejected] == ["PriceList item is not a JSON object"]
     assert all(q.status == "pending" for q in loaded.prices.quotes)

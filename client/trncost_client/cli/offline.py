@@ -1,4 +1,9 @@
-"""`trncost estimate` and `trncost compare`: the pure engine on a request file, no server."""
+"""`trncost estimate` and `trncost compare` on a request file, no server: the file is held in
+memory as one workload's evidence and prices, and the API's own comparison service runs on it
+(trncost_client.requestfile), so the CLI and the API answer alike: the same name checks,
+assumption merges, price-override checks, figures, ranges and decisions.
+
+`--json` writes only JSON on stdout, whatever the exit status; every message goes to stderr."""
 
 from __future__ import annotations
 
@@ -11,29 +16,21 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from trncost import display
-from trncost.errors import DomainError, MissingEvidence, RequestFileError
-from trncost.estimate import (
-    best_comparable,
-    break_even_price,
-    comparability,
-    estimate,
-    known_part_exceeds,
-)
+from trncost.errors import DomainError, MissingEvidence, NotFound, RequestFileError
 from trncost.model import (
     Analysis,
     CandidateAnalysis,
     Comparison,
     Decision,
     Estimate,
-    EstimateInput,
     NextTrial,
     Range,
     Swing,
 )
-from trncost.pricing.names import KnownNames, for_catalog
+from trncost.model.requests import RequestFile
 from trncost_client.cli.output import SubParsers, fail, money, number, provenance_source
 from trncost_client.cli.remote import _add_remote_options
-from trncost_client.requestfile import EstimateFile, load_estimate_file
+from trncost_client.requestfile import comparison_request, load_request_file, offline_comparisons
 
 LINE_ITEM_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("component", "left"),
@@ -168,91 +165,76 @@ def _render_feasible(est: Estimate, console: Console) -> None:
     console.print(totals)
 
 
-def render_break_even(results: list[tuple[EstimateInput, Estimate]], console: Console) -> None:
+def render_break_even(comparison: Comparison, console: Console) -> None:
     """For each estimate waiting on one price: the price at which it matches the cheapest
-    comparable, fully priced candidate."""
-    pending = [(i, e) for i, e in results if e.status == "incomplete"]
-    if not pending:
+    comparable, fully priced candidate (the ranking's break-even prices, as a comparison
+    computes them)."""
+    if not comparison.break_evens:
         return
+    totals = {row.candidate_id: row.cost_per_target_usd for row in comparison.by_cost}
     console.rule("[bold]Break-even prices[/bold]")
-    for inp, est in pending:
-        label = est.candidate.label
-        if len(est.pending_terms) != 1:
-            keys = ", ".join(t.price_key for t in est.pending_terms)
-            console.print(f"{label}: waits on several prices ({keys}); no single break-even")
-            continue
-        best = best_comparable((inp, est), [r for r in results if r[1] is not est])
-        if best is None:
-            reasons = {
-                f"{e.candidate.label}: {'; '.join(comparability(inp, i))}"
-                for i, e in results
-                if e is not est and e.status == "complete"
-            }
+    for be in comparison.break_evens:
+        label = be.candidate_id
+        total = totals.get(be.against) if be.against else None
+        if be.no_price_makes_it_cheaper:
+            console.print(f"{label}: {be.note}")
+        elif be.against is None or be.price_usd is None or total is None:
+            console.print(f"{label}: {be.note}")
+        else:
             console.print(
-                f"{label}: no comparable fully priced candidate"
-                + (f" ({' | '.join(sorted(reasons))})" if reasons else "")
+                f"{label}: cheaper per completed target than {be.against} "
+                f"({money(total)}) while P[{be.price_key}] < {display.rate(be.price_usd, be.unit)}"
             )
-            continue
-        alt = best[1]
-        term = est.pending_terms[0]
-        assert alt.total_usd is not None  # best_comparable returns fully priced estimates only
-        price = break_even_price(est, alt.total_usd)  # never negative
-        if known_part_exceeds(est, alt.total_usd):
-            console.print(
-                f"{label}: its known part alone ({money(est.total_known_usd)}) already exceeds "
-                f"{alt.candidate.label} ({money(alt.total_usd)}): no price makes it cheaper"
-            )
-            continue
-        if price is None:
-            console.print(f"{label}: the pending quantity is 0: the price does not move the total")
-            continue
-        console.print(
-            f"{label}: cheaper per completed target than {alt.candidate.label} "
-            f"({money(alt.total_usd)}) while P[{term.price_key}] < "
-            f"{display.rate(price, term.unit)}"
-        )
+    for pair in comparison.not_comparable:
+        console.print(f"not comparable: {pair.a} vs {pair.b}: {'; '.join(pair.reasons)}")
 
 
-def offline_names() -> KnownNames:
-    """botocore's names plus the stage catalog: TRNCOST_CATALOG, else the dev stage's (cdk.json,
-    the list CDK deploys; it names what botocore does not know yet, e.g. trn3.48xlarge)."""
-    from trncost.model.catalog import Catalog
-    from trncost.settings import catalog_from_env
-    from trncost_client.local.runtime import default_catalog
+def _messages(args: argparse.Namespace, console: Console) -> Console:
+    """Where messages go: stderr with --json (stdout holds only the JSON), else `console`."""
+    return Console(stderr=True) if getattr(args, "json", False) else console
 
-    catalog = catalog_from_env() or Catalog.model_validate(default_catalog())
-    return for_catalog(catalog)
+
+def _load(path: str) -> RequestFile:
+    return load_request_file(path)
 
 
 def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
+    """Every candidate of the request file (or the one --candidate names), estimated by the
+    comparison service: checked and merged as the API does, shared price overrides checked
+    across the candidates."""
+    messages = _messages(args, console)
     try:
-        request = load_estimate_file(args.file, offline_names())
+        request = _load(args.file)
+        ask = comparison_request(request, source=args.file)
+        service = offline_comparisons(request)
+        each = service.estimate_each(request.workload.workload_id, ask)
     except RequestFileError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        return 2
-    results: list[tuple[EstimateInput, Estimate]] = []
+        return fail(str(exc))
+    except (DomainError, NotFound) as exc:
+        return fail(f"{args.file}: {exc}")
     failed = 0
-    for inp in request.inputs():
-        if args.candidate and inp.candidate.instance_type != args.candidate:
+    for miss in each.failed:
+        if args.candidate and miss.input.candidate.instance_type != args.candidate:
             continue
-        try:
-            est = estimate(inp)
-        except MissingEvidence as exc:
-            failed += 1
-            console.print(f"[red]missing evidence for {inp.candidate.label}:[/red] {exc}")
-            continue
-        except DomainError as exc:
-            failed += 1
-            console.print(f"[red]cannot estimate {inp.candidate.label}:[/red] {exc}")
-            continue
-        results.append((inp, est))
-        if not args.json:
-            render(est, console, show_inputs=not args.no_inputs)
-    if not args.json:
-        render_break_even(results, console)
+        failed += 1
+        kind = (
+            "missing evidence for"
+            if isinstance(miss.error, MissingEvidence)
+            else ("cannot estimate")
+        )
+        messages.print(f"[red]{kind} {miss.input.candidate.label}:[/red] {miss.error}")
+    shown = [
+        e.estimate
+        for e in each.estimated
+        if not args.candidate or e.input.candidate.instance_type == args.candidate
+    ]
     if args.json:
-        payload = [e.model_dump(mode="json") for _, e in results]
+        payload = [e.model_dump(mode="json") for e in shown]
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        for est in shown:
+            render(est, console, show_inputs=not args.no_inputs)
+        render_break_even(each.comparison, console)
     return 1 if failed else 0
 
 
@@ -260,7 +242,6 @@ def cmd_estimate(args: argparse.Namespace, console: Console) -> int:
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     """Offline: analyse every candidate of a request file (the engine, no server); with
     --workload, a stored comparison on the API (trncost_client.cli.writes)."""
-    from trncost.estimate import analyse
 
     if args.workload:
         from trncost_client.cli.writes import cmd_compare_remote
@@ -272,18 +253,19 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         return fail("--candidate needs --workload (offline, the candidates are FILE's)")
     if not args.file:
         return fail("compare needs FILE (offline) or --workload ID (on the API)")
+    messages = _messages(args, console)
     try:
-        request = load_estimate_file(args.file, offline_names())
-        analysis = analyse(request.inputs(), seed=args.seed, samples=args.samples)
+        request = _load(args.file)
+        ask = comparison_request(request, seed=args.seed, samples=args.samples, source=args.file)
+        service = offline_comparisons(request)
+        _, analysis = service.analyse(request.workload.workload_id, ask)
     except RequestFileError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        return 2
-    except DomainError as exc:
-        console.print(f"[red]cannot analyse:[/red] {exc}")
-        return 2
+        return fail(str(exc))
+    except (DomainError, NotFound) as exc:
+        return fail(f"{args.file}: cannot analyse: {exc}")
     if args.html:
         _write_analysis_report(analysis, request, Path(args.html))
-        console.print(f"analysis report written to {args.html}")
+        messages.print(f"analysis report written to {args.html}")
     if args.json:
         sys.stdout.write(analysis.model_dump_json(indent=2) + "\n")
         return 0
@@ -296,7 +278,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _write_analysis_report(analysis: Analysis, request: EstimateFile, path: Path) -> None:
+def _write_analysis_report(analysis: Analysis, request: RequestFile, path: Path) -> None:
     from trncost.report import render_analysis_report
 
     path.write_text(

@@ -63,7 +63,7 @@ from trncost_client.local.esm import QueuePoller
 from trncost_client.local.gateway import WsgiGateway
 
 if TYPE_CHECKING:
-    from trncost_client.requestfile import EstimateFile
+    from trncost.model.requests import RequestFile
 
 log = logging.getLogger(__name__)
 CLIENT_PACKAGE = Path(__file__).resolve().parent.parent  # trncost_client
@@ -396,14 +396,15 @@ class Runtime:
             "illustrative figures, not current AWS prices",
         ).snapshot
 
-    def _seed(self, path: Path) -> EstimateFile:
-        """A request file's workload, its trials and one estimate per candidate."""
+    def _seed(self, path: Path) -> RequestFile:
+        """A request file's workload, its trials and one estimate per candidate (its
+        assumptions merged over the shared ones as a comparison merges them)."""
         from datetime import UTC, datetime
 
         from trncost.errors import DomainError
-        from trncost_client.requestfile import load_estimate_file
+        from trncost_client.requestfile import load_request_file, request_inputs
 
-        request = load_estimate_file(path)
+        request = load_request_file(path)
         workload_id = request.workload.workload_id
         services = self.services
         now = datetime.now(UTC).isoformat()
@@ -411,7 +412,7 @@ class Runtime:
         for trial in request.trials:
             services.records.put_trial(trial, now, "example")
         made = self.seeded.setdefault(workload_id, {})
-        for inp in request.inputs():
+        for inp in request_inputs(request, services.names):
             try:
                 version = services.estimates.create(workload_id, inp.candidate, inp.assumptions)
             except DomainError as exc:

@@ -14,6 +14,7 @@ from trncost.estimate.mfu import CHIP_PEAKS, mfu_check
 
 _LAZY = {
     "analyse": "trncost.estimate.analysis",
+    "estimate_each": "trncost.estimate.analysis",
     "fit_scaling": "trncost.estimate.scaling",
     "tornado": "trncost.estimate.sensitivity",
     "monte_carlo": "trncost.estimate.uncertainty",
@@ -39,6 +40,7 @@ __all__ = [
     "credits_runway",
     "decide",
     "estimate",
+    "estimate_each",
     "fit_scaling",
     "mfu_check",
     "monte_carlo",

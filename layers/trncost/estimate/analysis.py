@@ -4,6 +4,7 @@ the decisions and the credits runway of several candidates. Deterministic for a 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from trncost.errors import DomainError
 from trncost.estimate.compare import candidate_ids, rank
@@ -17,7 +18,7 @@ from trncost.estimate.next_trial import next_trial
 from trncost.estimate.overrides import FIELD, check_overrides, override_problems, used_prices
 from trncost.estimate.sensitivity import tornado
 from trncost.estimate.uncertainty import monte_carlo, prepare
-from trncost.model.analysis import Analysis, CandidateAnalysis, Credits
+from trncost.model.analysis import Analysis, CandidateAnalysis, Comparison, Credits
 from trncost.model.estimate import Estimate, EstimateInput
 
 
@@ -43,19 +44,15 @@ def analyse(
         raise DomainError("nothing to analyse: give at least one candidate")
     if credits is not None and as_of is None:
         raise DomainError("a credits runway needs as_of (ISO date): the engine has no clock")
-    ids = candidate_ids(inputs)
+    each = estimate_each(inputs, override_fields=override_fields)
     limited = limited_features or {}
     results: dict[str, CandidateAnalysis] = {}
-    estimated: list[tuple[str, EstimateInput, Estimate]] = []
-    excluded: dict[str, str] = {}
-    for cid, inp in zip(ids, inputs, strict=True):
-        try:
-            est = estimate(inp, check_price_overrides=False)
-        except DomainError as exc:
-            excluded[cid] = str(exc)
-            results[cid] = CandidateAnalysis(candidate_id=cid, error=str(exc))
-            continue
-        estimated.append((cid, inp, est))
+    estimated = [(c.candidate_id, c.input, c.estimate) for c in each.estimated]
+    for failed in each.failed:
+        results[failed.candidate_id] = CandidateAnalysis(
+            candidate_id=failed.candidate_id, error=str(failed.error)
+        )
+    for cid, inp, est in estimated:
         notes: list[str] = []
         scaling = None
         ev = Evidence.of(inp, Ledger(inp.prices))
@@ -89,8 +86,8 @@ def analyse(
             notes=notes,
         )
 
-    _check_shared_overrides(inputs, [e for _, _, e in estimated], override_fields)
-    comparison = rank([(i, e) for _, i, e in estimated], excluded=excluded)
+    ids = each.ids
+    comparison = each.comparison
     pairs = [(i, e) for _, i, e in estimated]
     decisions = []
     for cid, inp in zip(ids, inputs, strict=True):
@@ -120,6 +117,54 @@ def analyse(
         comparison=comparison,
         decision=migration_decision(decisions, neuron),
     )
+
+
+@dataclass(frozen=True)
+class Estimated:
+    candidate_id: str
+    input: EstimateInput
+    estimate: Estimate
+
+
+@dataclass(frozen=True)
+class NotEstimated:
+    candidate_id: str
+    input: EstimateInput
+    error: DomainError  # MissingEvidence: the trials do not hold what it needs; or another
+
+
+@dataclass(frozen=True)
+class EachEstimate:
+    """Every candidate's deterministic estimate, or why it has none, in the inputs' order,
+    and their ranking (with the break-even price of each PENDING one)."""
+
+    ids: list[str]
+    estimated: list[Estimated]
+    failed: list[NotEstimated]
+    comparison: Comparison
+
+
+def estimate_each(
+    inputs: Sequence[EstimateInput], *, override_fields: Sequence[str] | None = None
+) -> EachEstimate:
+    """Estimate every candidate (`estimate`, with the price overrides checked across them: a
+    shared override must name a key one of them uses, in its billing unit; InvalidInput names
+    `override_fields[i]`) and rank them (`rank`). A candidate that cannot be estimated is
+    listed with its error and left out of the ranking; it never stops the others."""
+    ids = candidate_ids(inputs)
+    estimated: list[Estimated] = []
+    failed: list[NotEstimated] = []
+    for cid, inp in zip(ids, inputs, strict=True):
+        try:
+            estimated.append(Estimated(cid, inp, estimate(inp, check_price_overrides=False)))
+        except DomainError as exc:
+            failed.append(NotEstimated(cid, inp, exc))
+    _check_shared_overrides(inputs, [e.estimate for e in estimated], override_fields)
+    comparison = rank(
+        [(e.input, e.estimate) for e in estimated],
+        excluded={f.candidate_id: str(f.error) for f in failed},
+    )
+    return EachEstimate(ids, estimated, failed, comparison)
 
 
 def _check_shared_overrides(

@@ -7,11 +7,15 @@ in trncost.store only map them to and from DynamoDB items).
     UnreadableDefinition  a stored definition that no longer validates, and why
     RefreshFailure        why an estimate could not be recomputed on a refresh
     StoredComparison      one analysis of several candidates, immutable, read by its id
+    Page                  one page of a listing, and the cursor to the next
+    SnapshotSummary       a price snapshot's headline counts; Publication: did it become latest
+    RejectedIngest        an ingest event that could not become a trial record, and why
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import Field
 
@@ -98,3 +102,38 @@ class StoredComparison(DomainModel):
         description="the comparison request as it was sent, with snapshot_id resolved"
     )
     analysis: Analysis
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Any]
+    cursor: str | None
+
+
+@dataclass(frozen=True)
+class RejectedIngest:
+    at: str
+    event_id: str
+    reason: str
+    source: str | None
+    detail_type: str | None
+
+
+@dataclass(frozen=True)
+class SnapshotSummary:
+    snapshot_id: str
+    taken_at: str
+    source: str
+    quotes: int
+    pending: int
+    rejected: int
+    taken_by: str | None = None  # who asked for it over the API (IAM ARN); None: the schedule
+    basis: str = "official"
+    unmatched: int = 0
+
+
+@dataclass(frozen=True)
+class Publication:
+    published: bool
+    previous_id: str | None
+    latest_id: str

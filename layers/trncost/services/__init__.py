@@ -14,6 +14,6 @@ raise `trncost.errors`.
     trial_plans   submit a trial plan (Step Functions) and read it back
     trial_steps   what each Task state of a trial plan's execution does
 
-A service module exports the record types it returns (listed in its `__all__`), so a caller
-never needs the store itself.
+The types a service takes and returns are the domain's (trncost.model: requests, records,
+plans), so a caller never needs the store, and a service never re-exports a store's types.
 """

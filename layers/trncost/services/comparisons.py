@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
@@ -27,14 +27,30 @@ from trncost.model.analysis import Analysis
 from trncost.model.assumptions import AssumptionSource, merge_assumptions
 from trncost.model.records import StoredComparison
 from trncost.model.requests import ComparisonRequest
-from trncost.services.estimates import EstimateService
-from trncost.services.trials import TrialService
+from trncost.pricing.names import KnownNames
 from trncost.store.comparisons import ComparisonStore
 
-__all__ = ["ComparisonService"]
+__all__ = ["ComparisonService", "Evidence", "Prepared", "Prices"]
 
-if TYPE_CHECKING:  # the report is imported on first use, not at cold start
+if TYPE_CHECKING:  # the engine's analysis (numpy) and the report load on first use
+    from trncost.estimate.analysis import EachEstimate
     from trncost.report.render import Rendered
+
+
+class Evidence(Protocol):
+    """Where a comparison reads its workload and trials: the stage's records (TrialService),
+    or a request file held in memory (the CLI's offline commands)."""
+
+    def workload(self, workload_id: str) -> Workload: ...
+
+    def all_trials(self, workload_id: str) -> list[TrialRun]: ...
+
+
+class Prices(Protocol):
+    """Where a comparison reads its price snapshot: the stage's snapshots (EstimateService), or
+    a request file's prices held in memory."""
+
+    def snapshot(self, snapshot_id: str | None) -> PriceSnapshot: ...
 
 
 def _merged(
@@ -102,42 +118,54 @@ def comparison_id(
 
 
 @dataclass(frozen=True)
-class _Analysed:
+class Prepared:
+    """A comparison request checked and resolved: its evidence, its prices and one estimate
+    input per candidate (the candidate's assumptions merged key by key over the shared ones)."""
+
     workload: Workload
     trials: list[TrialRun]
     prices: PriceSnapshot
-    as_of: str | None
+    inputs: list[EstimateInput]
+    limited_features: dict[str, list[str]]
+    override_fields: list[str]  # where input i's price overrides are, in the request
+    as_of: str | None  # today, when the request asks for a credits runway
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    prepared: Prepared
     analysis: Analysis
 
 
 class ComparisonService:
+    """Several candidates on one workload, whoever asks: the API (its records and snapshots),
+    the CLI on a request file (the same checks, merges and engine over the file held in memory:
+    `trncost_client.requestfile`), so the two answer alike by construction."""
+
     def __init__(
         self,
-        trials: TrialService,
-        estimates: EstimateService,
+        trials: Evidence,
+        estimates: Prices,
+        names: KnownNames | None = None,
         today: Callable[[], date] = _today,
         store: ComparisonStore | None = None,
         clock: Callable[[], datetime] = _now,
     ) -> None:
         self.trials = trials
         self.estimates = estimates
+        self.names = names or KnownNames()  # botocore's names (+ the stage catalog's)
         self.today = today
         self.store = store
         self.clock = clock
 
-    def analyse(self, workload_id: str, ask: ComparisonRequest) -> tuple[Workload, Analysis]:
-        """The workload and the analysis of its candidates, on its trials and the pinned (or
+    def prepare(self, workload_id: str, ask: ComparisonRequest) -> Prepared:
+        """The request checked (real instance types and regions, the assumptions merged per
+        candidate, naming the field at fault) over the workload's trials and the pinned (or
         latest) price snapshot."""
-        done = self._analyse(workload_id, ask)
-        return done.workload, done.analysis
-
-    def _analyse(self, workload_id: str, ask: ComparisonRequest) -> _Analysed:
-        from trncost.estimate import analyse
-
         workload = self.trials.workload(workload_id)
         trials = self.trials.all_trials(workload_id)
         prices = self.estimates.snapshot(ask.snapshot_id)
-        names = self.estimates.names
+        names = self.names
         for i, plan in enumerate(ask.candidates):
             names.check_candidate(plan.candidate, f"candidates.{i}.candidate")
             if plan.assumptions is not None:
@@ -158,11 +186,10 @@ class ComparisonService:
                 )
             )
         limited = {
-            p.candidate.instance_type: p.limited_features
+            p.candidate.instance_type: list(p.limited_features)
             for p in ask.candidates
             if p.limited_features
         }
-        as_of = self.today().isoformat() if ask.credits else None
         fields = [
             f"candidates.{i}.assumptions.price_overrides"
             if plan.assumptions is not None
@@ -170,16 +197,38 @@ class ComparisonService:
             else "assumptions.price_overrides"
             for i, plan in enumerate(ask.candidates)
         ]
+        as_of = self.today().isoformat() if ask.credits else None
+        return Prepared(workload, trials, prices, inputs, limited, fields, as_of)
+
+    def estimate_each(self, workload_id: str, ask: ComparisonRequest) -> EachEstimate:
+        """Every candidate's deterministic estimate (or why it has none) and their ranking with
+        break-even prices, checked as a comparison is, without the ranges (`trncost estimate`
+        on a request file)."""
+        from trncost.estimate.analysis import estimate_each
+
+        prepared = self.prepare(workload_id, ask)
+        return estimate_each(prepared.inputs, override_fields=prepared.override_fields)
+
+    def analyse(self, workload_id: str, ask: ComparisonRequest) -> tuple[Workload, Analysis]:
+        """The workload and the analysis of its candidates, on its trials and the pinned (or
+        latest) price snapshot."""
+        done = self._analyse(workload_id, ask)
+        return done.prepared.workload, done.analysis
+
+    def _analyse(self, workload_id: str, ask: ComparisonRequest) -> _Analysed:
+        from trncost.estimate import analyse
+
+        prepared = self.prepare(workload_id, ask)
         analysis = analyse(
-            inputs,
+            prepared.inputs,
             seed=ask.seed,
             samples=ask.samples,
             credits=ask.credits,
-            as_of=as_of,
-            limited_features=limited,
-            override_fields=fields,
+            as_of=prepared.as_of,
+            limited_features=prepared.limited_features,
+            override_fields=prepared.override_fields,
         )
-        return _Analysed(workload, trials, prices, as_of, analysis)
+        return _Analysed(prepared, analysis)
 
     def render(self, workload_id: str, ask: ComparisonRequest, fmt: str = "html") -> Rendered:
         """The analysis as `fmt`: the HTML page, or every candidate's line items and input
@@ -207,17 +256,18 @@ class ComparisonService:
         """Compute and store the comparison; (the record, True) when this call stored it,
         (the stored one, False) when the same comparison was stored before."""
         done = self._analyse(workload_id, ask)
-        request = resolved(ask, done.prices.snapshot_id)
-        cid = comparison_id(done.workload, request_record(request), done.trials, done.as_of)
+        p = done.prepared
+        request = resolved(ask, p.prices.snapshot_id)
+        cid = comparison_id(p.workload, request_record(request), p.trials, p.as_of)
         existing = self._store().get_comparison(cid)
         if existing is not None:
             return existing, False
         record = StoredComparison(
             comparison_id=cid,
-            workload_id=done.workload.workload_id,
+            workload_id=p.workload.workload_id,
             created_at=self.clock().isoformat(),
             created_by=created_by,
-            snapshot_id=done.prices.snapshot_id,
+            snapshot_id=p.prices.snapshot_id,
             request=request,
             analysis=done.analysis,
         )

@@ -42,8 +42,9 @@ from trncost.metrics.names import AGENT_NAMESPACE, TRIAL_DIMENSION, trial_querie
 from trncost.metrics.record import build_trial_record
 from trncost.metrics.sagemaker import TrainingJobFacts, TrainingJobReader
 from trncost.model import Candidate, MeasuredIn, TrialRun, Workload, WorkUnit
+from trncost.model.records import RejectedIngest
 from trncost.services.trials import TrialService
-from trncost.store.ingest import Claim, IngestStore, RejectedIngest
+from trncost.store.ingest import Claim, IngestStore
 from trncost.store.records import RecordStore
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,6 @@ __all__ = [
     "Collector",
     "IngestOutcome",
     "IngestService",
-    "RejectedIngest",
     "event_id",
     "infrastructure",
 ]

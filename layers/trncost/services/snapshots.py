@@ -55,6 +55,7 @@ from trncost.model.price import (
     Unmatched,
     diff_snapshots,
 )
+from trncost.model.records import Publication, SnapshotSummary
 from trncost.pricing.capacity_blocks import capacity_block_quote
 from trncost.pricing.catalog import ProductQuery, queries_for
 from trncost.pricing.client import CapacityBlockClient, PriceListClient
@@ -62,14 +63,12 @@ from trncost.pricing.matching import explain, match
 from trncost.pricing.parser import Product, items_from_saved_file, parse_item
 from trncost.pricing.quotes import build_quote
 from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV
-from trncost.store.prices import PriceStore, Publication, SnapshotSummary
+from trncost.store.prices import PriceStore
 
 __all__ = [
     "LOCAL_CALLER",
-    "Publication",
     "SnapshotResult",
     "SnapshotService",
-    "SnapshotSummary",
     "build_snapshot",
     "file_sha256",
     "new_snapshot_id",

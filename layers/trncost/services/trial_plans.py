@@ -28,13 +28,13 @@ from typing import Any
 from trncost import aws
 from trncost.errors import Conflict, InvalidInput, NotFound, Unavailable
 from trncost.model.launchers import LauncherKind
-from trncost.model.plan import LOCAL_DEFAULT_COMMAND, PlanState, RunState, TrialPlan, derive_plan_id
+from trncost.model.plan import LOCAL_DEFAULT_COMMAND, PlanState, TrialPlan, derive_plan_id
 from trncost.settings import STATE_MACHINE_ARN_ENV, LocalRuns, PlanLimits
 from trncost.store.plans import PlanStore
 from trncost.store.records import RecordStore
 
 log = logging.getLogger(__name__)
-__all__ = ["PlanState", "RunState", "TrialPlanService", "execution_arn_for"]
+__all__ = ["TrialPlanService", "execution_arn_for"]
 
 
 def _now() -> datetime:

@@ -20,10 +20,11 @@ from trncost.bus import EventPublisher
 from trncost.errors import Conflict, DomainError, NotFound
 from trncost.events import DetailType
 from trncost.model import TrialRun, Workload
+from trncost.model.records import Page
 from trncost.pricing.names import KnownNames
-from trncost.store.records import Page, RecordStore
+from trncost.store.records import RecordStore
 
-__all__ = ["Page", "TrialService"]
+__all__ = ["TrialService"]
 
 
 def _now() -> datetime:

@@ -9,12 +9,12 @@ later (its message returns to the queue) and then finds the claim done.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
+from trncost.model.records import RejectedIngest
 from trncost.store.base import Repository, conditional_failed
 from trncost.store.schema import CLAIM_SK, REJECTED_INGEST_PK, claim_pk
 
@@ -25,15 +25,6 @@ class Claim(StrEnum):
     taken = "taken"  # ours: do the work
     done = "done"  # already ingested: a duplicate, nothing to do
     busy = "busy"  # someone else holds a live lease: try again later
-
-
-@dataclass(frozen=True)
-class RejectedIngest:
-    at: str
-    event_id: str
-    reason: str
-    source: str | None
-    detail_type: str | None
 
 
 class IngestStore(Repository):

@@ -10,7 +10,6 @@ or published. Its basis and origin live on META; its rejected and unmatched list
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -18,6 +17,7 @@ from pydantic import TypeAdapter
 from trncost.errors import Conflict
 from trncost.model.basis import PriceOrigin, basis_of_source
 from trncost.model.price import PriceQuote, PriceSnapshot, Rejection, Unmatched
+from trncost.model.records import Publication, SnapshotSummary
 from trncost.store.base import Repository, conditional_failed, decode_cursor, encode_cursor
 from trncost.store.schema import (
     LATEST_SK,
@@ -37,19 +37,6 @@ CHUNK_CHARS = 300_000  # a NOTES item's JSON stays well under DynamoDB's 400 KB
 _ORIGIN: TypeAdapter[PriceOrigin] = TypeAdapter(PriceOrigin)
 
 
-@dataclass(frozen=True)
-class SnapshotSummary:
-    snapshot_id: str
-    taken_at: str
-    source: str
-    quotes: int
-    pending: int
-    rejected: int
-    taken_by: str | None = None  # who asked for it over the API (IAM ARN); None: the schedule
-    basis: str = "official"
-    unmatched: int = 0
-
-
 def _chunks(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     out: list[list[dict[str, Any]]] = [[]]
     size = 0
@@ -61,13 +48,6 @@ def _chunks(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         out[-1].append(entry)
         size += n
     return [c for c in out if c]
-
-
-@dataclass(frozen=True)
-class Publication:
-    published: bool
-    previous_id: str | None
-    latest_id: str
 
 
 class PriceStore(Repository):

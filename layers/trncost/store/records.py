@@ -7,7 +7,6 @@ refreshes produce strictly increasing versions and none is lost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
@@ -19,6 +18,7 @@ from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
     EstimateVersion,
+    Page,
     RefreshFailure,
     UnreadableDefinition,
 )
@@ -59,12 +59,6 @@ def _definition(item: dict[str, Any]) -> EstimateDefinition | UnreadableDefiniti
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         return UnreadableDefinition(eid, f"stored definition: {where}: {first['msg']}")
-
-
-@dataclass(frozen=True)
-class Page:
-    items: list[Any]
-    cursor: str | None
 
 
 class RecordStore(Repository):
