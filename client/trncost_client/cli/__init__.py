@@ -1,7 +1,7 @@
 """The `trncost` command.
 
     trncost estimate FILE [--json] [--candidate INSTANCE_TYPE] [--no-inputs]
-                                                    offline: the engine directly
+                                                    offline: the API's services on a file
     trncost compare FILE [--seed N] [--samples N] [--top N] [--json] [--html FILE]
                                                     offline: ranking, ranges, tornado, decision
     trncost compare --workload ID [FILE] [--candidate TYPE:COUNT@REGION …] [--seed N]
@@ -24,10 +24,13 @@
     trncost dlq redrive QUEUE [--to SOURCE] [--max-per-second N] [--wait] [--by-copy]
     trncost dlq status QUEUE                        its message move tasks
 
-`estimate` runs the pure engine on an estimate request file (see examples/) and prints each
-candidate's estimate with its line items, warnings and input table. `compare` analyses all of
-them together: the ranking within comparable groups, break-even prices, P10/P50/P90 ranges
-(seeded Monte Carlo), the sensitivity tornado and the decision (--html also writes the report).
+`estimate` and `compare` answer a request file (see examples/) with no server: the file is
+held in memory as one workload's evidence and prices and the API's comparison service runs on
+it, so the checks, merges and figures are the API's. `estimate` prints each candidate's
+estimate with its line items, warnings and input table; `compare` analyses all of them
+together: the ranking within comparable groups, break-even prices, P10/P50/P90 ranges (seeded
+Monte Carlo), the sensitivity tornado and the decision (--html also writes the report). With
+--json, stdout holds only JSON and every message goes to stderr.
 
 `trial run --local` runs a training command under the trial agent against the local runtime at
 --url (`make run`): its metrics and "Trial Run Completed" event go to that runtime's embedded
