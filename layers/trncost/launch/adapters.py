@@ -1,4 +1,5 @@
-"""The launcher for a plan's launcher kind (one instance per kind and process: lazy clients)."""
+"""The launcher for a plan's launcher kind (one instance per kind and process, serving every
+region: each keeps one lazily made client per region, `base.RegionalClients`)."""
 
 from __future__ import annotations
 

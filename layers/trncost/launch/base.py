@@ -1,10 +1,13 @@
 """The launcher protocol and what every launcher shares: the request, the tags, job names,
-and the mapping of AWS errors to transient (retry) or rejected (record and stop)."""
+the clients (one per region: a run is launched and stopped in its own candidate's region), and
+the mapping of AWS errors to transient (retry) or rejected (record and stop)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -116,10 +119,12 @@ class LaunchedJob:
 
 class Launcher(Protocol):
     def launch(self, request: LaunchRequest) -> LaunchedJob:
-        """Start the run's job. Idempotent where the service allows (a job name or token)."""
+        """Start the run's job in `request.region`. Idempotent where the service allows (a job
+        name or token)."""
 
     def stop(self, job_id: str, region: str) -> None:
-        """Stop the job (cancel, timeout). Stopping a finished job is not an error."""
+        """Stop the job (cancel, timeout) in `region`, the run's candidate's: where it was
+        launched. Stopping a finished job is not an error."""
 
 
 def job_name(trial_id: str, limit: int = 63) -> str:
@@ -131,8 +136,42 @@ def job_name(trial_id: str, limit: int = 63) -> str:
     return f"{name[: limit - 13].rstrip('-')}-{digest}"
 
 
-def boto_client(service: str, region: str) -> Any:
-    return aws.client(service, region)
+class RegionalClients:
+    """One boto3 client per region for one service: a run is launched, described and stopped
+    in its candidate's region, whatever region another run of the same launcher used.
+
+    Each client is made on first use through `trncost.aws` (the one factory and retry policy)
+    and kept, keyed by region. Tests inject their own clients (moto, or a client under a
+    botocore Stubber): each is filed under its own region (`client.meta.region_name`), so an
+    injected client never answers for another region; `factory` replaces the making."""
+
+    def __init__(
+        self,
+        service: str,
+        clients: Iterable[Any] = (),
+        factory: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.service = service
+        self._factory = factory or (lambda region: aws.client(service, region))
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        for client in clients:
+            self._clients[str(client.meta.region_name)] = client
+
+    def __call__(self, region: str) -> Any:
+        """The client of `region` (made now if this is the region's first call)."""
+        if not region:
+            raise LaunchRejected(f"{self.service}: no region given: a run is launched in its own")
+        with self._lock:
+            if region not in self._clients:
+                self._clients[region] = self._factory(region)
+            return self._clients[region]
+
+    @property
+    def regions(self) -> list[str]:
+        """The regions a client was made or injected for."""
+        with self._lock:
+            return sorted(self._clients)
 
 
 # Every launched job runs its entry command under the trial agent.

@@ -10,6 +10,7 @@ between SubmitJob and the store write could submit a run twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from trncost.errors import LaunchRejected
@@ -17,20 +18,21 @@ from trncost.launch.base import (
     AGENT_PREFIX,
     LaunchedJob,
     LaunchRequest,
-    boto_client,
+    RegionalClients,
     classify,
     job_name,
 )
 
 
 class BatchLauncher:
-    def __init__(self, client: Any = None) -> None:
-        self._client = client
+    """One instance serves every region: each call goes to the client of the run's region
+    (`RegionalClients`; `clients`: injected ones, each for its own region)."""
+
+    def __init__(self, *clients: Any, factory: Callable[[str], Any] | None = None) -> None:
+        self.clients = RegionalClients("batch", clients, factory)
 
     def client(self, region: str) -> Any:
-        if self._client is None:
-            self._client = boto_client("batch", region)
-        return self._client
+        return self.clients(region)
 
     @staticmethod
     def submit_kwargs(r: LaunchRequest) -> dict[str, Any]:

@@ -17,10 +17,17 @@ node rank from the instance metadata (`ami-launch-index`). Wiring a distributed 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from trncost.errors import LaunchRejected
-from trncost.launch.base import LaunchedJob, LaunchRequest, boto_client, classify, job_name
+from trncost.launch.base import (
+    LaunchedJob,
+    LaunchRequest,
+    RegionalClients,
+    classify,
+    job_name,
+)
 
 IMDS = "http://169.254.169.254/latest"
 
@@ -51,13 +58,14 @@ shutdown -h now
 
 
 class Ec2Launcher:
-    def __init__(self, client: Any = None) -> None:
-        self._client = client
+    """One instance serves every region: each call goes to the client of the run's region
+    (`RegionalClients`; `clients`: injected ones, each for its own region)."""
+
+    def __init__(self, *clients: Any, factory: Callable[[str], Any] | None = None) -> None:
+        self.clients = RegionalClients("ec2", clients, factory)
 
     def client(self, region: str) -> Any:
-        if self._client is None:
-            self._client = boto_client("ec2", region)
-        return self._client
+        return self.clients(region)
 
     @staticmethod
     def run_kwargs(r: LaunchRequest) -> dict[str, Any]:
