@@ -197,6 +197,22 @@ def test_next_launch_within_and_over_the_cap() -> None:
     assert not over.ok and "would exceed the cap 71.99 USD" in over.reasons[0]
 
 
+def test_one_type_in_two_regions_is_priced_at_each_regions_rate() -> None:
+    # Given the same type at 36 USD/h in us-east-2 and 72 USD/h in us-west-2, none elsewhere
+    rates = {
+        b.rate_key("trn2.48xlarge", "us-east-2"): b.Rate(Decimal("36"), "official_price s/A"),
+        b.rate_key("trn2.48xlarge", "us-west-2"): b.Rate(Decimal("72"), "official_price s/B"),
+    }
+    runs = [
+        b.RunCost(tid, "trn2.48xlarge", 1, True, 3600.0, region=region)
+        for tid, region in (("e", "us-east-2"), ("w", "us-west-2"), ("x", "eu-west-1"))
+    ]
+    # When their spend is summed: each hour at its own region's rate, eu-west-1 unpriced
+    spent = b.spend(runs, rates)
+    assert spent.usd == Decimal(108) and spent.unpriced == ["trn2.48xlarge@eu-west-1"]
+    assert "× 36 USD/h" in spent.lines[0] and "× 72 USD/h" in spent.lines[1]
+
+
 def test_no_price_means_the_cap_cannot_be_enforced() -> None:
     spent = b.spend([], RATE)
     check = b.check_next(

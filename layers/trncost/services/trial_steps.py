@@ -56,8 +56,9 @@ PriceLookup = Callable[[str, str, TrialPlan], b.Rate]
 
 
 def price_lookup_from(latest_snapshot: Callable[[], Any]) -> PriceLookup:
-    """Rates from the latest official price snapshot; PENDING falls back to the plan's
-    assumed rate (user_assumption), else no rate."""
+    """Rates from the latest official price snapshot, for the instance type in the region
+    asked (the run's own: a snapshot's quote for another region never prices it); PENDING
+    falls back to the plan's assumed rate (user_assumption), else no rate."""
 
     def lookup(instance_type: str, region: str, plan: TrialPlan) -> b.Rate:
         snap = latest_snapshot()
@@ -151,13 +152,17 @@ class TrialSteps:
                     billed_instance_seconds=trial.billed_instance_seconds if trial else None,
                     wall_seconds=trial.wall.total_s if trial else None,
                     max_run_seconds=plan.max_run_minutes * 60,
+                    region=run_region(plan, run),
                 )
             )
         return out
 
     def _rates(self, plan: TrialPlan) -> dict[str, b.Rate]:
+        """Each candidate's rate, keyed by its instance type in its region (`b.rate_key`):
+        a run is priced where it runs."""
         return {
-            c.instance_type: self.prices(c.instance_type, c.region, plan) for c in plan.candidates
+            b.rate_key(c.instance_type, c.region): self.prices(c.instance_type, c.region, plan)
+            for c in plan.candidates
         }
 
     def spend(self, plan: TrialPlan, runs: list[RunState]) -> b.Spend:
@@ -176,8 +181,9 @@ class TrialSteps:
             instance_count=spec.instance_count,
             recorded=False,
             max_run_seconds=plan.max_run_minutes * 60,
+            region=spec.region,
         )
-        check = b.check_next(spent, nxt, rates.get(spec.instance_type), plan.budget_cap_usd)
+        check = b.check_next(spent, nxt, rates.get(nxt.priced_as), plan.budget_cap_usd)
         self.plans.set_spend(plan.plan_id, str(spent.usd.quantize(b.CENT)), self._at())
         worst = check.next_max_usd
         return {
@@ -438,6 +444,7 @@ def _shown(value: Any) -> str:
 
 
 def run_region(plan: TrialPlan, run: RunState) -> str:
+    """Where a run was launched (its candidate's region): it is stopped and priced there."""
     return plan.candidates[run.candidate_index].region
 
 

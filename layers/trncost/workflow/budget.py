@@ -9,9 +9,11 @@ Spend of a plan = Σ over its runs of billed instance-seconds × the hourly pric
   the plan's max run time, because it may still be billing.
 
 The next launch is allowed only if spend + its worst case (instance count × max run time ×
-price) stays within the cap. A price comes from the latest official snapshot; a PENDING price
-falls back to the plan's `assumed_hourly_usd` (a user_assumption, said so); with neither the
-cap cannot be enforced and the launch is refused, never guessed.
+price) stays within the cap. A run is priced in its own region: its rate is the one for its
+instance type in its candidate's region (`rate_key`), never another region's rate for the same
+type. A price comes from the latest official snapshot; a PENDING price falls back to the plan's
+`assumed_hourly_usd` (a user_assumption, said so); with neither the cap cannot be enforced and
+the launch is refused, never guessed.
 """
 
 from __future__ import annotations
@@ -39,13 +41,25 @@ class RunCost:
     billed_instance_seconds: float | None = None
     wall_seconds: float | None = None
     max_run_seconds: float = 0.0
+    region: str | None = None  # where it runs: it is priced there
+
+    @property
+    def priced_as(self) -> str:
+        """Its key in the rates (`rate_key`)."""
+        return rate_key(self.instance_type, self.region)
+
+
+def rate_key(instance_type: str, region: str | None = None) -> str:
+    """The key of a rate: an instance type in a region ("trn2.48xlarge@us-east-2"), or the
+    instance type alone where no region is given."""
+    return f"{instance_type}@{region}" if region else instance_type
 
 
 @dataclass(frozen=True)
 class Spend:
     usd: Decimal
     lines: list[str] = field(default_factory=list)
-    unpriced: list[str] = field(default_factory=list)  # instance types without any rate
+    unpriced: list[str] = field(default_factory=list)  # rate keys (type@region) without a rate
 
 
 @dataclass(frozen=True)
@@ -75,10 +89,10 @@ def spend(runs: Sequence[RunCost], rates: dict[str, Rate]) -> Spend:
     lines: list[str] = []
     unpriced: list[str] = []
     for run in runs:
-        rate = rates.get(run.instance_type)
+        rate = rates.get(run.priced_as)
         seconds, how = _seconds(run)
         if rate is None or rate.usd_per_hour is None:
-            unpriced.append(run.instance_type)
+            unpriced.append(run.priced_as)
             lines.append(f"{run.trial_id}: {seconds:g} instance-s ({how}), no price")
             continue
         usd = cost(seconds, rate.usd_per_hour)
@@ -105,7 +119,7 @@ def check_next(
         )
     if rate is None or rate.usd_per_hour is None:
         why = rate.basis if rate else "no price"
-        reasons.append(f"{next_run.instance_type}: {why}; the cap cannot be enforced")
+        reasons.append(f"{next_run.priced_as}: {why}; the cap cannot be enforced")
         return BudgetCheck(False, spent.usd, None, cap_usd, reasons)
     worst = cost(next_run.instance_count * next_run.max_run_seconds, rate.usd_per_hour)
     if spent.usd + worst > cap_usd:
