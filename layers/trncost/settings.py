@@ -45,6 +45,7 @@ DEFAULT_LAUNCHER_ENV = "TRNCOST_DEFAULT_LAUNCHER"  # the launcher of a plan that
 LOCAL_RUNS_DIR_ENV = "TRNCOST_LOCAL_RUNS_DIR"
 MOTO_PORT_ENV = "MOTO_PORT"  # moto's own: where its Step Functions calls Lambda (local runtime)
 REGION_ENV = "AWS_DEFAULT_REGION"  # botocore's own; the local runtime's region
+LAMBDA_REGION_ENV = "AWS_REGION"  # what Lambda sets (with AWS_DEFAULT_REGION, the same value)
 STATE_DIR_ENV = "TRNCOST_STATE_DIR"  # the local runtime's state file (default ~/.cache/trncost)
 LOG_LEVEL_ENV = "POWERTOOLS_LOG_LEVEL"  # Powertools' own; the local runtime passes it on
 
@@ -119,6 +120,9 @@ class Settings(BaseModel):
     plan_limits: PlanLimits = Field(default_factory=PlanLimits)
     default_launcher: str | None = None  # a plan that names no launcher gets this one
     local_runs: LocalRuns | None = None  # the local runtime only
+    # The region trncost is deployed to (the local runtime's, locally): a trial plan launches
+    # there, so a candidate elsewhere is refused at submission. None (not set): not checked.
+    region: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -134,6 +138,8 @@ class Settings(BaseModel):
             plan_limits=PlanLimits.from_env(env),
             default_launcher=env.get(DEFAULT_LAUNCHER_ENV) or None,
             local_runs=LocalRuns.from_env(env),
+            # botocore's own variable first (the region every client of this process uses)
+            region=env.get(REGION_ENV) or env.get(LAMBDA_REGION_ENV) or None,
         )
 
 

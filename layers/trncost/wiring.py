@@ -181,6 +181,7 @@ class Wiring:
             limits=settings.plan_limits,
             default_launcher=settings.default_launcher,
             local_runs=settings.local_runs,
+            region=settings.region,
         )
 
     @cached_property

@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.examples import EXAMPLE_DIR, ROOT
 from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
+from tests.support.moto_env import mocked_aws
 from trncost.api import docs
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
@@ -51,6 +52,13 @@ FIRST = [
 def operations() -> list[tuple[str, str]]:
     every = [(m, p) for p, ops in DOCUMENT["paths"].items() for m in ops]
     return FIRST + sorted(set(every) - set(FIRST))
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    """moto, in a stage deployed to the examples' region (a trial plan launches there only)."""
+    with mocked_aws(monkeypatch, AWS_DEFAULT_REGION=docs.REGION):
+        yield
 
 
 @pytest.fixture

@@ -441,8 +441,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         {
             404: "no workload with this id",
             409: "this `plan_id` exists with a different plan",
-            422: "a field invalid, a launcher without what it needs, or a plan above the stage's "
-            "bounds (`trial_plans` in cdk.json)",
+            422: "a field invalid, a launcher without what it needs, a plan above the stage's "
+            "bounds (`trial_plans` in cdk.json), or a candidate outside the stage's region "
+            "(`candidates.<i>.region`: a plan launches where trncost is deployed)",
             503: "Step Functions did not start it (the plan is stored `not_started`; submit it "
             "again), or no state machine is configured",
         },

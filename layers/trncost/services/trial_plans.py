@@ -15,6 +15,12 @@ A plan that names no launcher gets the deployment's default (`local` under the l
 none on AWS, where the plan must name one). The `local` launcher (a process on the machine of
 the local runtime) is refused anywhere else; its plan's command defaults to the bundled tiny
 training, and its candidates must be in the runtime's region (where its runs are recorded).
+
+Every candidate of a plan must be in the region trncost is deployed to (`Settings.region`): the
+trial steps may launch and stop jobs only there (their IAM policy names the stage's region), and
+a job's state-change event, the agent's bus and the ingest are that region's, so a run launched
+elsewhere would never be recorded. A candidate in another region is refused at submission (422
+naming `candidates.<i>.region`); nothing is stored or started.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ class TrialPlanService:
         limits: PlanLimits | None = None,
         default_launcher: str | None = None,
         local_runs: LocalRuns | None = None,
+        region: str | None = None,
     ) -> None:
         self.plans = plans
         self.records = records
@@ -66,6 +73,7 @@ class TrialPlanService:
         self.limits = limits or PlanLimits()
         self.default_launcher = default_launcher
         self.local_runs = local_runs
+        self.region = region  # the deployed region; None: not checked
 
     @property
     def sfn(self) -> Any:
@@ -100,6 +108,7 @@ class TrialPlanService:
         plan = TrialPlan.model_validate({**body, "plan_id": plan_id, "workload_id": workload_id})
         self._within_limits(plan)
         self._check_local(plan)
+        self._check_region(plan)
         if self.plans.create(plan, self.clock().isoformat(), created_by):
             self._start(plan)
             state = self.plans.get(plan_id)
@@ -173,6 +182,22 @@ class TrialPlanService:
                     for i in wrong
                 ),
                 [f"candidates.{i}.region" for i in wrong],
+            )
+
+    def _check_region(self, plan: TrialPlan) -> None:
+        """Every candidate in the deployed region, else 422 naming each one elsewhere."""
+        region = self.region
+        if region is None:
+            return
+        wrong = [(i, c.region) for i, c in enumerate(plan.candidates) if c.region != region]
+        if wrong:
+            raise InvalidInput(
+                "; ".join(
+                    f"candidates.{i}.region: {theirs} is not this stage's region ({region}): "
+                    "a trial plan launches in the region trncost is deployed to"
+                    for i, theirs in wrong
+                ),
+                [f"candidates.{i}.region" for i, _ in wrong],
             )
 
     def get(self, plan_id: str) -> tuple[PlanState, str | None]:
