@@ -49,14 +49,17 @@ def atomic_dynamodb(mp: pytest.MonkeyPatch) -> None:
 
 
 @contextmanager
-def mocked_aws(mp: pytest.MonkeyPatch, **env: str) -> Iterator[None]:
-    """Atomic DynamoDB, the fake credentials (and `env`) set through `mp`, and moto on."""
+def mocked_aws(
+    mp: pytest.MonkeyPatch, config: dict[str, Any] | None = None, **env: str
+) -> Iterator[None]:
+    """Atomic DynamoDB, the fake credentials (and `env`) set through `mp`, and moto on
+    (with moto's own `config`, e.g. {"batch": {"use_docker": False}})."""
     from moto import mock_aws
 
     atomic_dynamodb(mp)
     for name, value in {**AWS_ENV, **env}.items():
         mp.setenv(name, value)
-    with mock_aws():
+    with mock_aws(config=config):
         yield
 
 
