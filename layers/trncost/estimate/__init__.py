@@ -2,6 +2,15 @@
 
 The analysis functions (numpy: ranges, tornado, scaling fit) load on first use, so estimating
 alone — the API's cold start — does not import numpy.
+
+Each public function states its model, pvlib-style: what it computes, its formula, its
+parameters and what it returns, the unit of every number in square brackets ([s], [h], [USD],
+[USD/instance-hour], [target units/s] — the workload's target unit per second —,
+[1/instance-hour], [unitless]) and its sources (DESIGN.md's cost model, the seed checklist
+seeds/000, the data files in estimate/data/, the papers). tests/unit/test_engine_docstrings.py
+keeps it so, and checks that the formulas the engine writes into an estimate's input table are
+the ones its docstrings state. Where to start: `engine.estimate`, `timing.time_to_target`,
+`costs.py`.
 """
 
 from typing import Any

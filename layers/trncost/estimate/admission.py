@@ -23,6 +23,11 @@ estimate then says so in its warnings):
 An excluded trial still counts as cost (its instance-seconds are an adaptation & reruns line):
 it ran and was billed. Admission depends only on the workload, the request's flag and this
 candidate's own trials: another candidate's trials never change it.
+
+References
+----------
+DESIGN.md, principles 2, 5 and 8; seeds/000 (每次試跑記錄...程式碼版本、執行環境和資料集識別資訊;
+兩邊需使用相同的訓練目標、資料、品質門檻和計時範圍).
 """
 
 from __future__ import annotations
@@ -54,11 +59,18 @@ class Admission:
 
     @property
     def excluded(self) -> list[TrialAdmission]:
+        """The records of the excluded trials, in trial order."""
         return [r for r in self.records if r.admission == "excluded"]
 
     def summary(self, detail: bool = False) -> str:
-        """`t-1 (no_work), t-2 (not_completed)`: the excluded trials and their reason codes
-        (with `detail`, each reason's message too)."""
+        """The excluded trials and their reason codes, in one line.
+
+        Returns
+        -------
+        str
+            `t-1 (no_work), t-2 (not_completed)` (with `detail`, each reason's message too);
+            empty when nothing is excluded.
+        """
         return ", ".join(
             f"{r.trial_id} ("
             + "; ".join(f"{x.code}: {x.message}" if detail else x.code for x in r.reasons)
@@ -68,7 +80,13 @@ class Admission:
 
 
 def own_trials(candidate: Candidate, trials: Sequence[TrialRun]) -> list[TrialRun]:
-    """The trials of `candidate`'s instance type and platform."""
+    """The `trials` of `candidate`'s instance type and platform (any count, any status).
+
+    Returns
+    -------
+    list[TrialRun]
+        In the order given.
+    """
     return [
         t
         for t in trials
@@ -84,7 +102,31 @@ def admit(
     *,
     pool_mismatched: bool = False,
 ) -> Admission:
-    """Pool or exclude each of `candidate`'s trials, with the reasons."""
+    """Pool or exclude each of `candidate`'s trials, with the reasons.
+
+    A trial is excluded for any intrinsic reason (`intrinsic_reasons`), and, unless
+    `pool_mismatched`, for a mismatch with the `workload` (`mismatch_reasons`) against the
+    workload's timing scope, else the clock most of the candidate's admissible trials ran on.
+
+    Parameters
+    ----------
+    trials : Sequence[TrialRun]
+        Every trial of the request (the candidate's own are picked out: `own_trials`).
+    pool_mismatched : bool
+        `assumptions.pool_mismatched_trials`: pool the trials of another dataset, code version
+        or clock (they are then listed in `mismatches_pooled`).
+
+    Returns
+    -------
+    Admission
+        The candidate's own trials, the pooled ones, one record per own trial (pooled or
+        excluded, with its reasons), the clock held to and the mismatches pooled on request.
+
+    References
+    ----------
+    DESIGN.md, principle 8 (only admissible trials count; excluded trials still count as
+    cost) and principle 2 (one clock); seeds/000 (有效吞吐要按照實際訓練目標定義).
+    """
     own = own_trials(candidate, trials)
     intrinsic = {t.trial_id: intrinsic_reasons(workload, t) for t in own}
     scope = workload.timing_scope or _majority_scope(
@@ -113,7 +155,16 @@ def admit(
 
 
 def intrinsic_reasons(workload: Workload, t: TrialRun) -> list[AdmissionReason]:
-    """What makes a trial unusable whatever the request says."""
+    """What makes trial `t` unusable whatever the request says, for `workload`: not completed,
+    a non-finite loss, no work, an unconvertible unit, impossible throughput (MFU > 1, or
+    work in 0 steady seconds) or inconsistent samples (mean sample ÷ (work ÷ steady clock)
+    outside [1/2, 2]).
+
+    Returns
+    -------
+    list[AdmissionReason]
+        Empty when the trial may be pooled.
+    """
     out: list[AdmissionReason] = []
     if t.status != TrialStatus.completed:
         out.append(_r("not_completed", f"status {t.status}: a run that did not complete"))
@@ -178,7 +229,14 @@ def _physical_reasons(workload: Workload, t: TrialRun) -> list[AdmissionReason]:
 def mismatch_reasons(
     workload: Workload, t: TrialRun, scope: TimingScope | None
 ) -> list[AdmissionReason]:
-    """Another dataset, code version or clock than the workload's."""
+    """Whether trial `t` ran another dataset, code version or clock than the `workload`'s
+    (the clock compared with `scope`: the workload's, or the majority clock; None: none).
+
+    Returns
+    -------
+    list[AdmissionReason]
+        `other_dataset`, `other_code_version`, `other_timing_scope`; empty when it matches.
+    """
     out: list[AdmissionReason] = []
     if t.dataset_id != workload.dataset_id:
         out.append(

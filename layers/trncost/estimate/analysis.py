@@ -32,14 +32,36 @@ def analyse(
     limited_features: Mapping[str, Sequence[str]] | None = None,
     override_fields: Sequence[str] | None = None,
 ) -> Analysis:
-    """Analyse every candidate. A candidate that cannot be estimated (no usable trial, a
-    contradiction) is reported with its reason and left out of the ranking; it never stops
-    the others. `limited_features` maps an instance type to the key features the team found
-    limited on it. `as_of` (ISO date) is required with `credits`: the engine has no clock.
+    """Analyse every candidate: its estimate, scaling fit (≥ 3 measured counts), P10/P50/P90
+    range, tornado, MFU checks, credits runway, decision and next trial worth running; then
+    the ranking of the comparable candidates and the migration decision.
 
-    A price override may be shared by the candidates: it must name a key one of them uses, in
-    that key's billing unit (InvalidInput otherwise, naming `override_fields[i]`, the field
-    of input i's overrides in the request)."""
+    A candidate that cannot be estimated (no usable trial, a contradiction) is reported with
+    its reason and left out of the ranking; it never stops the others.
+
+    Parameters
+    ----------
+    inputs : Sequence[EstimateInput]
+        One per candidate (at least one).
+    seed : int
+        The Monte Carlo's seed [unitless]: same seed, same answer.
+    samples : int
+        Monte Carlo draws per candidate [draws].
+    credits : Credits or None
+        A credit grant to compute each candidate's runway against.
+    as_of : str or None
+        Today, as an ISO date (YYYY-MM-DD); required with `credits` (the engine has no clock).
+    limited_features : Mapping[str, Sequence[str]] or None
+        Instance type → the key features the team found limited on it.
+    override_fields : Sequence[str] or None
+        The request's field of input i's price overrides, named by the error when a shared
+        override names a key no candidate uses, or the wrong unit (InvalidInput).
+
+    Returns
+    -------
+    Analysis
+        Every candidate's analysis (or its error), the comparison and the migration decision.
+    """
     if not inputs:
         raise DomainError("nothing to analyse: give at least one candidate")
     if credits is not None and as_of is None:

@@ -55,10 +55,34 @@ def _money_fields() -> list[str]:
 
 
 def money(value: Decimal | None) -> str | None:
+    """A money figure as shown, to the cent (half-even).
+
+    Parameters
+    ----------
+    value : Decimal or None
+        An amount [USD], or None (PENDING, infeasible).
+
+    Returns
+    -------
+    str or None
+        `"1234.57"`; None for None.
+    """
     return None if value is None else str(value.quantize(CENT))
 
 
 def number(value: float | None) -> str | None:
+    """A physical figure as shown, to 4 significant digits.
+
+    Parameters
+    ----------
+    value : float or None
+        Hours, a throughput or a quantity [unit of the figure], or None.
+
+    Returns
+    -------
+    str or None
+        `f"{value:.4g}"`; None for None.
+    """
     return None if value is None else f"{value:.{SIGNIFICANT}g}"
 
 
@@ -75,7 +99,15 @@ def _lines(estimate: Estimate) -> Iterator[tuple[str, Figure]]:
 
 
 def figures(estimate: Estimate) -> dict[str, Figure]:
-    """figure key → (label, value as shown)."""
+    """The figures a person reads in `estimate` (the module docstring lists them).
+
+    Returns
+    -------
+    dict[str, tuple[str, str or None]]
+        Figure key (`total_usd`, `time.total_h`, `line:<component>:<name>`, `warning:<code>`,
+        …) → (label with its unit, value as shown: money to the cent, other numbers to 4
+        significant digits, PENDING for a line whose price is).
+    """
     out: dict[str, Figure] = {
         "status": ("status", estimate.status),
         "infeasible_reason": ("why it cannot finish", estimate.infeasible_reason),
@@ -104,7 +136,14 @@ def figures(estimate: Estimate) -> dict[str, Figure]:
 
 
 def changes(before: Estimate, after: Estimate) -> list[FigureChange]:
-    """Each figure whose shown value differs, in the order of `after` (then the removed)."""
+    """Each figure whose shown value differs between `before` and `after`.
+
+    Returns
+    -------
+    list[FigureChange]
+        Figure, label, value before and after (None where absent), in the order of `after`'s
+        figures, then the figures `after` no longer has. Empty: no new version is due.
+    """
     old, new = figures(before), figures(after)
     out = []
     for key in [*new, *(k for k in old if k not in new)]:

@@ -1,4 +1,12 @@
-"""Same work, same clock: whether two candidates' estimates may be compared at all."""
+"""Same work, same clock: whether two candidates' estimates may be compared at all, and the
+ranking of those that may (by total cost per completed target, and by time), with break-even
+prices for the PENDING ones.
+
+References
+----------
+DESIGN.md, principle 5 (same work, same clock) and principle 3 (break-even prices); seeds/000
+(要讓比較有意義，兩邊需使用相同的訓練目標、資料、品質門檻和計時範圍).
+"""
 
 from __future__ import annotations
 
@@ -28,8 +36,23 @@ def _scopes(inp: EstimateInput) -> set[TimingScope]:
 
 
 def comparability(a: EstimateInput, b: EstimateInput) -> list[str]:
-    """Why `a` and `b` are not comparable; empty when they share target, dataset, quality gate
-    and timing scope (what the trials' clocks include)."""
+    """Why candidates `a` and `b` are not comparable.
+
+    They are when they share the target (amount and unit), the dataset, the quality gate and
+    one timing scope: every pooled throughput trial of each runs on the same clock (what it
+    includes: compile, data loading, checkpoints, evaluation, …), the same for both. A
+    candidate whose trials mix clocks, or have none usable, is comparable with no one, itself
+    included.
+
+    Returns
+    -------
+    list[str]
+        The reasons, each a sentence; empty when comparable.
+
+    References
+    ----------
+    DESIGN.md, principle 5; seeds/000 (相同的訓練目標、資料、品質門檻和計時範圍).
+    """
     reasons = []
     wa, wb = a.workload, b.workload
     if wa.target != wb.target:
@@ -55,7 +78,14 @@ def best_comparable(
     pending: tuple[EstimateInput, Estimate],
     others: list[tuple[EstimateInput, Estimate]],
 ) -> tuple[EstimateInput, Estimate] | None:
-    """The cheapest complete estimate comparable with `pending`, if any."""
+    """The cheapest complete estimate among `others` comparable with `pending`.
+
+    Returns
+    -------
+    tuple[EstimateInput, Estimate] or None
+        The lowest `total_usd` among the complete, comparable estimates; None when there is
+        none.
+    """
     inp = pending[0]
     complete = [
         (total, i, e)
@@ -70,8 +100,15 @@ def best_comparable(
 
 # -- ranking ---------------------------------------------------------------------------------
 def candidate_ids(inputs: Sequence[EstimateInput]) -> list[str]:
-    """A stable, order-independent name per candidate: its label, plus the workload when two
-    candidates share a label. Two candidates that still share a name are refused."""
+    """A stable, order-independent name per candidate of `inputs`: its label, plus the
+    workload when two candidates share a label. Two that still share a name are refused
+    (DomainError).
+
+    Returns
+    -------
+    list[str]
+        One id per input, in input order.
+    """
     labels = [i.candidate.label for i in inputs]
     ids = [
         f"{label} [{i.workload.workload_id}]" if labels.count(label) > 1 else label
@@ -91,12 +128,32 @@ def rank(
     *,
     excluded: dict[str, str] | None = None,
 ) -> Comparison:
-    """Rank candidates by the total cost of a completed target (cloud + labour, the figure
+    """Rank `candidates` by the total cost of a completed target (cloud + labour, the figure
     break-even prices are read against) and by time, within groups of comparable candidates
-    only (same target, dataset, quality gate and timing scope). Each row shows the split: what
-    AWS bills and the assumed labour. Incomparable pairs are listed with their reasons; each
-    PENDING-priced candidate gets its break-even price against the cheapest fully priced
-    comparable candidate. Input order never matters."""
+    only (`comparability`). Input order never matters.
+
+    Parameters
+    ----------
+    candidates : Sequence[tuple[EstimateInput, Estimate]]
+        Each candidate's input and estimate.
+    excluded : dict[str, str] or None
+        Candidates that could not be estimated: id → why (listed, never ranked).
+
+    Returns
+    -------
+    Comparison
+        `by_cost` (complete estimates by `total_usd` [USD], ties by time then id; the
+        PENDING and infeasible after them, unranked) and `by_time` (by expected time to
+        target [h]), each row with its group, the cloud/labour split and price basis;
+        `not_comparable` pairs with their reasons; `break_evens`: for each PENDING candidate
+        with exactly one PENDING price, the price [USD/unit] at which it equals the cheapest
+        fully priced candidate of its group, (alternative − known) / quantity, never negative
+        ("no price makes it cheaper" when the known part alone reaches it).
+
+    References
+    ----------
+    DESIGN.md, principles 3 and 5; seeds/000 (同等訓練目標下實測成本).
+    """
     ids = candidate_ids([i for i, _ in candidates])
     named = sorted(zip(ids, candidates, strict=True), key=lambda x: x[0])
     groups: list[list[Member]] = []

@@ -4,7 +4,18 @@ Total = instances + storage + data transfer + logs + data preparation + adaptati
 Usage quantities a trial measured are scaled by instance-hours:
     quantity = (Σ trial usage / Σ trial instance-hours) × n × held hours
 Monthly-tiered prices are applied per billing month, starting at the first tier (the project's
-usage alone), which the input table states as an assumption.
+usage alone), which the input table states as an assumption. A month is 730 hours: held
+months = held hours / 730, billing months = max(1, ceil(held hours / 730)).
+
+Each component charges its lines into the ledger and returns nothing. A quantity neither
+measured nor stated is left out with a warning (never a default); a price with no basis is
+PENDING (the line keeps its quantity, no amount).
+
+References
+----------
+DESIGN.md, "The cost model"; seeds/000 (訓練實例費用 + 儲存費用 + 資料傳輸費用 + 日誌費用 + 資料準備
+費用 + 適配與重跑成本, and the EC2, EBS, S3 and CloudWatch pricing pages); the Price List API's
+price dimensions (tiers [beginRange, endRange) and units), read by trncost.pricing.
 """
 
 from __future__ import annotations
@@ -32,7 +43,21 @@ from trncost.model.trial import TrialRun
 
 
 class CostContext:
-    """What every component needs: the candidate, held time, the ledger, the evidence."""
+    """What every component needs: the candidate (`n` [instances]), the held time (`held_h`
+    [h], `held_months` = held hours / 730 [months], `billing_months` [months]), the ledger,
+    the evidence.
+
+    Parameters
+    ----------
+    ev : Evidence
+        The candidate's trials: usage rates, checkpoint size, every trial run.
+    tm : TimeModel
+        A feasible time to target.
+    assumptions : Assumptions
+        The stated quantities and price overrides.
+    ledger : Ledger
+        Receives the rows, lines and warnings.
+    """
 
     def __init__(
         self, ev: Evidence, tm: TimeModel, assumptions: Assumptions, ledger: Ledger
@@ -66,6 +91,19 @@ class CostContext:
     def assumed(
         self, name: str, label: str, assumed: Assumed[Number] | None, unit: str | None
     ) -> Measured[float] | None:
+        """A stated quantity, the assumption `name`, as the input row `assumption:<name>`
+        labelled `label`, in `unit`.
+
+        Parameters
+        ----------
+        assumed : Assumed or None
+            The stated value [as stated] and its note.
+
+        Returns
+        -------
+        Measured[float] or None
+            The value [as stated] and its row; None when nothing is stated.
+        """
         if assumed is None:
             return None
         row = self.ledger.row(
@@ -76,7 +114,19 @@ class CostContext:
     def scaled_usage(
         self, field: str, label: str, unit: str, assumed: Assumed[float] | None
     ) -> Measured[float] | None:
-        """A run total: stated by the user, else scaled from the trials' per-instance-hour rate."""
+        """A run total of usage `field` (`label`, in `unit`): stated by the user, else
+        rate per instance-hour × n × held hours, the trials' rate scaled to the run.
+
+        Parameters
+        ----------
+        assumed : Assumed[float] or None
+            The run total the request states [as stated]: it wins over the trials.
+
+        Returns
+        -------
+        Measured[float] or None
+            The run total [as stated] and its row; None when neither stated nor measured.
+        """
         stated = self.assumed(field, f"{label} over the run", assumed, unit)
         if stated is not None:
             return stated
@@ -97,6 +147,20 @@ class CostContext:
 
 # -- instances -----------------------------------------------------------------------------
 def instances(cx: CostContext) -> None:
+    """Charge the candidate's n instances for the held time, on `cx`'s ledger::
+
+        n × billed seconds / 3600 × hourly rate                                  [USD]
+            billed seconds: max(60, ceil(held seconds)) on EC2 (per instance),
+                            ceil(held seconds) on SageMaker (billable seconds)
+        blocks × upfront fee per block                 (an EC2 Capacity Block quote) [USD]
+            blocks = ceil(held h / block hours) × ceil(n / block instances)
+
+    References
+    ----------
+    https://aws.amazon.com/ec2/pricing/on-demand/ (per-second billing, 60 s minimum);
+    SageMaker `BillableTimeInSeconds` (DescribeTrainingJob); Capacity Blocks' upfront fee:
+    https://aws.amazon.com/ec2/capacityblocks/pricing/. DESIGN.md, "The cost model".
+    """
     c, led = cx.c, cx.ledger
     key = PriceKey.for_instance(c.instance_type, c.region, c.purchase_option, c.platform)
     rate = led.rate(key)
@@ -152,6 +216,23 @@ def instances(cx: CostContext) -> None:
 
 # -- storage -------------------------------------------------------------------------------
 def storage(cx: CostContext) -> None:
+    """Charge EBS over the held time and S3 for the dataset, checkpoints and artifacts::
+
+        GB per instance × n × held months × GB-month rate                        [USD]
+        months × tiered(GB stored)                                               [USD]
+            GB stored = dataset GB + largest artifacts GB a trial kept
+                        + checkpoint size × retained
+            months    = held months + months after run
+
+    on `cx`'s ledger. A size not stated (EBS per instance, `workload.dataset_gb`,
+    `checkpoints_retained`) or not measured leaves its part out, with a warning. SageMaker
+    volumes are priced at the EBS gp3 rate (warning `sagemaker_storage_at_ebs_rate`).
+
+    References
+    ----------
+    https://aws.amazon.com/ebs/pricing/ (gp3, GB-month); https://aws.amazon.com/s3/pricing/
+    (S3 Standard, tiered GB-month); DESIGN.md, "The cost model"; seeds/000 (儲存容量).
+    """
     led, a = cx.ledger, cx.a
     ebs = cx.assumed("ebs_gb_per_instance", "EBS gp3 per instance", a.ebs_gb_per_instance, "GB")
     if ebs is None:
@@ -253,6 +334,18 @@ def storage(cx: CostContext) -> None:
 
 # -- data transfer ---------------------------------------------------------------------------
 def data_transfer(cx: CostContext) -> None:
+    """Charge data transfer out to the internet and between regions, on `cx`'s ledger::
+
+        billing months × tiered(total / billing months)                          [USD]
+
+    The run total [GB] is stated (`transfer_out_gb`, `transfer_inter_region_gb`) or scaled
+    from the trials (`CostContext.scaled_usage`), spread evenly over its billing months.
+
+    References
+    ----------
+    https://aws.amazon.com/ec2/pricing/on-demand/ ("Data Transfer", tiered per month);
+    DESIGN.md, "The cost model"; seeds/000 (資料傳輸費用).
+    """
     led, a = cx.ledger, cx.a
     for field, item, label, assumed in (
         (
@@ -294,6 +387,20 @@ def _monthly(
 
 # -- logs ----------------------------------------------------------------------------------
 def logs(cx: CostContext) -> None:
+    """Charge CloudWatch Logs ingestion and storage and custom metrics, on `cx`'s ledger::
+
+        ingestion: billing months × tiered(total / billing months)               [USD]
+        storage:   GB × (held months / 2 + retention months) × GB-month rate     [USD]
+        metrics:   held months × tiered(metrics)                                 [USD]
+
+    The GB ingested are stated or scaled from the trials; logs accumulate over the run (half
+    stored on average), then are kept for the stated retention months. The metric count is
+    stated, else the largest a trial published (a count, not scaled).
+
+    References
+    ----------
+    https://aws.amazon.com/cloudwatch/pricing/; DESIGN.md, "The cost model"; seeds/000 (日誌).
+    """
     led, a = cx.ledger, cx.a
     ingest = cx.scaled_usage("log_ingest_gb", "CloudWatch Logs ingested", "GB", a.log_ingest_gb)
     if ingest is None:
@@ -345,6 +452,17 @@ def logs(cx: CostContext) -> None:
 
 # -- data preparation ------------------------------------------------------------------------
 def data_preparation(cx: CostContext) -> None:
+    """Charge the stated preprocessing (`assumptions.data_preparation`), on `cx`'s ledger::
+
+        instance-hours × hourly rate                                             [USD]
+
+    at the on-demand price of its instance type, in its region or the candidate's. Stated
+    only, never measured; not stated: left out, with a warning.
+
+    References
+    ----------
+    DESIGN.md, "The cost model" (preprocessing instance-hours); seeds/000 (前處理).
+    """
     led, prep = cx.ledger, cx.a.data_preparation
     if prep is None:
         led.warn(
@@ -373,6 +491,20 @@ def data_preparation(cx: CostContext) -> None:
 
 # -- adaptation & reruns ---------------------------------------------------------------------
 def adaptation_reruns(cx: CostContext) -> None:
+    """Charge every trial of the candidate (pooled or excluded: it ran and was billed) and
+    the stated engineering time, on `cx`'s ledger::
+
+        instance-seconds / 3600 × on-demand hourly rate          (each trial)    [USD]
+            instance-seconds: as billed, else n × billed wall (+ reruns) seconds
+        hours × hourly cost                          (engineering: a labour line) [USD]
+
+    Trials are priced on demand, whatever the candidate's purchase option. Engineering needs
+    both `engineering_hours` and `engineering_hourly_usd`.
+
+    References
+    ----------
+    DESIGN.md, "The cost model" and principle 8; seeds/000 (適配與重跑成本).
+    """
     led = cx.ledger
     for t in cx.ev.all_trials:  # excluded trials ran and were billed: they count as cost
         _trial_cost(cx, t)

@@ -18,6 +18,13 @@ lines (adaptation & reruns) are spent once, not per target:
 No clock: the caller passes `as_of`. Dates are ISO YYYY-MM-DD, converted with civil-date
 arithmetic (proleptic Gregorian). A PENDING price on a covered line makes the runway unknown;
 it is then given as a formula in that price.
+
+References
+----------
+DESIGN.md, "Analysis on top" (credits runway: how many completed targets fit in a credit grant
+before it expires, and which bill lines it does not cover); seeds/003 (credits and how cost
+behaves at scale); H. Hinnant, "chrono-Compatible Low-Level Date Algorithms",
+https://howardhinnant.github.io/date_algorithms.html (days_from_civil, civil_from_days).
 """
 
 from __future__ import annotations
@@ -36,7 +43,19 @@ DAYS_PER_MONTH = 365.2425 / 12  # the mean Gregorian month, 30.436875 days
 
 
 def days_from_civil(iso: str) -> int:
-    """Days since 1970-01-01 of an ISO date (H. Hinnant's algorithm)."""
+    """The day number of an ISO date `iso` (YYYY-MM-DD, proleptic Gregorian); DomainError for
+    anything that is not a calendar date.
+
+    Returns
+    -------
+    int
+        Days since 1970-01-01 [days] (negative before it).
+
+    References
+    ----------
+    H. Hinnant, "chrono-Compatible Low-Level Date Algorithms", days_from_civil:
+    https://howardhinnant.github.io/date_algorithms.html
+    """
     try:
         y, m, d = (int(p) for p in iso.split("-"))
     except ValueError:
@@ -52,6 +71,19 @@ def days_from_civil(iso: str) -> int:
 
 
 def civil_from_days(z: int) -> str:
+    """The ISO date of a day number (the inverse of `days_from_civil`; Hinnant's
+    civil_from_days).
+
+    Parameters
+    ----------
+    z : int
+        Days since 1970-01-01 [days].
+
+    Returns
+    -------
+    str
+        YYYY-MM-DD.
+    """
     z += 719468
     era = (z if z >= 0 else z - 146096) // 146097
     doe = z - era * 146097
@@ -159,7 +191,24 @@ class _Schedule:
 
 
 def targets_before(available_days: float, days_between: float, held_days: float) -> int:
-    """Targets that end by the expiry, target i starting on day i × `days_between`."""
+    """Targets that end by the expiry, target i (0, 1, …) starting on day i × days between::
+
+        floor((days to expiry − held days) / days between starts) + 1     (0 if none fits)
+
+    Parameters
+    ----------
+    available_days : float
+        From the first start to the expiry [days].
+    days_between : float
+        Between two starts [days] (held days back to back, 30.436875 / pace when paced).
+    held_days : float
+        One target's instance-held time [days].
+
+    Returns
+    -------
+    int
+        Targets that start and end before the credits expire [targets].
+    """
     if available_days < held_days or days_between <= 0:
         return 0
     return math.floor((available_days - held_days) / days_between + 1e-9) + 1
@@ -182,7 +231,35 @@ def _pace(credits: Credits, as_of: str, held_days: float) -> tuple[float, str]:
 def credits_runway(
     est: Estimate, credits: Credits, *, as_of: str, candidate_id: str | None = None
 ) -> Runway:
-    """How many completed targets `credits` pay for, from `as_of`, before they expire."""
+    """How many completed targets `credits` pay for, from `as_of`, before they expire (the
+    module docstring gives the formulas).
+
+    Parameters
+    ----------
+    est : Estimate
+        One completed target's estimate: its line items and instance-held time [h].
+    credits : Credits
+        The grant: `amount_usd` [USD], `expires_on`, the components it `covers` (default:
+        instances) and whether it covers the trial runs' instance lines; the pace
+        (`targets_per_month` [targets/month], else back to back from `start_on` or `as_of`).
+    as_of : str
+        Today, as an ISO date (the engine has no clock).
+    candidate_id : str or None
+        The candidate's name in the runway (default: its label).
+
+    Returns
+    -------
+    Runway
+        Known: the covered cost per target [USD] and once [USD], the targets that fit the
+        credits, that end before the expiry and that run on credits (the smaller), the day the
+        credits run out (None when the expiry comes first), what limits the runway, and the
+        lines the credits do not cover (labour always). A covered PENDING price: unknown, the
+        runway as a formula in that price. An infeasible plan: unknown, with the reason.
+
+    References
+    ----------
+    DESIGN.md, "Analysis on top" (credits runway); seeds/003 (credits).
+    """
     today = days_from_civil(as_of)
     expiry = days_from_civil(credits.expires_on)
     start = days_from_civil(credits.start_on) if credits.start_on else today

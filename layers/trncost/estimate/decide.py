@@ -1,33 +1,27 @@
 """The decision: continue trials, compare alternatives, pause the migration, or budget.
 
-Rules (DESIGN.md principle 7 and the seed checklist's 繼續試跑 / 轉用其他實例比較 / 暫緩遷移):
-
-pause_migration      the fit is not passed (no completed run with a finite loss) or the current
-                     code hits unsupported ops: adapt (and cost the adaptation) or pause;
-                     or the estimate depends on unverified software changes, utilization or
-                     prices AND there is no reproducible trial data (≥ 2 completed baseline or
-                     target runs of the workload's code and dataset).
-compare_alternatives the cost per target is not better than a comparable alternative (a cheaper
-                     comparable candidate, or a known part that alone already reaches the best
-                     comparable total: no price of what is PENDING makes it cheaper, and more
-                     trials can only add cost; or, once the evidence is otherwise verified, a
-                     PENDING price that cannot show it better: the break-even price says where
-                     it would), or key features are limited on this platform.
-continue_trials      the model runs, but representative load (a target-phase trial at the
-                     planned scale), quality, or restore/rerun behaviour is not verified, a
-                     measurement looks implausible or was excluded, the plan cannot finish as
-                     planned (checkpoint more often, or fewer instances), or a price is not
-                     official.
-ready_to_budget      only when every condition of rule 1 holds (`RULE_ONE`), each missing one a
-                     reason: the estimate is complete and feasible; every priced line is
-                     `official`; a target-phase trial ran at the planned count, or the count
-                     lies inside the measured range of a scaling fit; the quality gate was
-                     reached; a checkpoint restore was verified; failures were observed (or a
-                     fleet failure record bounds the rate); the planned count is within the
-                     measured counts (any count beyond the largest is extrapolation).
-
-Every triggered reason is reported with its code; the action is the strongest one
-(pause > compare > continue > ready).
+Rules (DESIGN.md principle 7 and the seed checklist's 繼續試跑 / 轉用其他實例比較 / 暫緩遷移);
+every triggered reason is reported with its code, the action is the strongest one (pause >
+compare > continue > ready):
+- pause_migration: the fit is not passed (no completed run with a finite loss) or the current
+  code hits unsupported ops: adapt (and cost the adaptation) or pause; or the estimate depends
+  on unverified software changes, utilization or prices AND there is no reproducible trial
+  data (≥ 2 completed baseline or target runs of the workload's code and dataset).
+- compare_alternatives: the cost per target is not better than a comparable alternative (a
+  cheaper comparable candidate, or a known part that alone already reaches the best comparable
+  total: no price of what is PENDING makes it cheaper, and more trials can only add cost; or,
+  once the evidence is otherwise verified, a PENDING price that cannot show it better: the
+  break-even price says where it would), or key features are limited on this platform.
+- continue_trials: the model runs, but representative load (a target-phase trial at the
+  planned scale), quality, or restore/rerun behaviour is not verified, a measurement looks
+  implausible or was excluded, the plan cannot finish as planned (checkpoint more often, or
+  fewer instances), or a price is not official.
+- ready_to_budget: only when every condition of rule 1 holds (`RULE_ONE`), each missing one a
+  reason: the estimate is complete and feasible; every priced line is `official`; a
+  target-phase trial ran at the planned count, or the count lies inside the measured range of
+  a scaling fit; the quality gate was reached; a checkpoint restore was verified; failures
+  were observed (or a fleet failure record bounds the rate); the planned count is within the
+  measured counts (any count beyond the largest is extrapolation).
 """
 
 from __future__ import annotations
@@ -113,6 +107,12 @@ MEASUREMENT_ERRORS = frozenset(
 
 
 def own_trials(inp: EstimateInput) -> list[TrialRun]:
+    """The trials of `inp`'s instance type and platform, pooled or not.
+
+    Returns
+    -------
+    list[TrialRun]
+    """
     c = inp.candidate
     return [
         t
@@ -122,7 +122,13 @@ def own_trials(inp: EstimateInput) -> list[TrialRun]:
 
 
 def fit_passed(trials: Sequence[TrialRun]) -> bool:
-    """Some run completed with a loss that stayed finite (or was not reported as not finite)."""
+    """Whether the fit is passed: some of `trials` completed with a loss that stayed finite
+    (or was not reported as not finite).
+
+    Returns
+    -------
+    bool
+    """
     return any(
         t.status == TrialStatus.completed
         and (t.quality is None or t.quality.loss_finite is not False)
@@ -131,7 +137,12 @@ def fit_passed(trials: Sequence[TrialRun]) -> bool:
 
 
 def pooled_trials(inp: EstimateInput) -> list[TrialRun]:
-    """The candidate's trials the estimate pools (estimate/admission.py)."""
+    """The trials of `inp`'s candidate the estimate pools (estimate/admission.py).
+
+    Returns
+    -------
+    list[TrialRun]
+    """
     return admit(
         inp.workload,
         inp.candidate,
@@ -141,8 +152,13 @@ def pooled_trials(inp: EstimateInput) -> list[TrialRun]:
 
 
 def reproducible(inp: EstimateInput, trials: Sequence[TrialRun]) -> list[TrialRun]:
-    """Completed baseline/target runs of the workload's own code and dataset (≥ 2 needed),
-    among the pooled ones."""
+    """The reproducible data among `trials`: pooled, completed baseline/target runs with work,
+    of `inp`'s workload's own code and dataset (≥ 2 needed).
+
+    Returns
+    -------
+    list[TrialRun]
+    """
     w = inp.workload
     pooled = {t.trial_id for t in pooled_trials(inp)}
     return [
@@ -164,11 +180,20 @@ def decide(
     error: str | None = None,
     candidate_id: str | None = None,
 ) -> Decision:
-    """The action for `inp`'s candidate and every reason that triggered it.
+    """The action for `inp`'s candidate and every reason that triggered it (module docstring).
 
     `est` is None when the estimate could not be made (`error` says why). `alternatives` are
     the other candidates; only comparable ones count. `limited_features` are key features the
-    team found limited on this platform (a statement, e.g. "FP8 training", "expert parallel").
+    team found limited on this platform (e.g. "FP8 training"); `candidate_id` names it.
+
+    Returns
+    -------
+    Decision
+        The strongest action, every reason (code, action, evidence) and a one-line summary.
+
+    References
+    ----------
+    DESIGN.md, principle 7; seeds/000 (繼續試跑 / 轉用其他實例比較 / 暫緩遷移).
     """
     trials = own_trials(inp)
     repro = reproducible(inp, trials)
@@ -560,9 +585,14 @@ def _decision(candidate_id: str, reasons: list[Reason]) -> Decision:
 
 
 def migration_decision(decisions: Sequence[Decision], neuron_ids: set[str]) -> Decision | None:
-    """The most favourable decision among the Trainium candidates (all candidates if none):
-    ready > compare > continue > pause; ties broken by candidate id. A plan that cannot
-    finish is never the migration decision (None when no plan can)."""
+    """The most favourable of `decisions` among the Trainium ones (`neuron_ids`, else all):
+    ready > compare > continue > pause, ties by id; never a plan that cannot finish.
+
+    Returns
+    -------
+    Decision or None
+        None when no plan can finish.
+    """
     feasible = [d for d in decisions if not any(r.code == "plan_cannot_finish" for r in d.reasons)]
     pool = [d for d in feasible if d.candidate_id in neuron_ids] or feasible
     if not pool:

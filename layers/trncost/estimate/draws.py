@@ -14,6 +14,12 @@ Throughput at n:
   (estimate/scaling_prior.py; linear is its upper bound) × the same log-normal.
 Failure rate: the Gamma posterior of the failure prior updated with the trials (estimate/
 failure_prior.py), or the trials alone (Jeffreys) when they contradict it.
+
+References
+----------
+DESIGN.md, principles 9 and 10 (calibrated ranges; one model, two views); docs/estimates.md,
+"How ranges are built"; E. B. Wilson and M. M. Hilferty, "The distribution of chi-square",
+PNAS 17(12):684–688 (1931) (`gamma_quantile`).
 """
 
 from __future__ import annotations
@@ -40,7 +46,11 @@ Sampler = Callable[[np.random.Generator, int], Array]
 
 @dataclass(frozen=True)
 class Uncertain:
-    """One uncertain input: its value, its one-at-a-time range and its distribution."""
+    """One uncertain input: its value, its one-at-a-time range and its distribution.
+
+    `point`, `low` and `high` are in the unit of its input row (`unit`; for a price, a factor
+    on the price: × price); `draw(rng, k)` gives k values in that unit.
+    """
 
     row_id: str
     label: str
@@ -60,14 +70,17 @@ class Uncertain:
 
     @property
     def target(self) -> str:
+        """The input row the tornado sets: `sets`, else this input's own row."""
         return self.sets or self.row_id
 
     @property
     def target_low(self) -> float:
+        """The value the low end sets `target` to [unit of the row]."""
         return self.set_low if self.set_low is not None else self.low
 
     @property
     def target_high(self) -> float:
+        """The value the high end sets `target` to [unit of the row]."""
         return self.set_high if self.set_high is not None else self.high
 
 
@@ -77,7 +90,29 @@ def _z(p: float) -> float:
 
 
 def gamma_quantile(shape: float, rate: float, p: float) -> float:
-    """Wilson–Hilferty approximation of a Gamma quantile (no scipy), clamped at 0."""
+    """A quantile of Gamma(shape, rate), by the Wilson–Hilferty approximation (no scipy)::
+
+        x_p = k·(1 − 1/(9k) + z_p·√(1/(9k)))³ / rate,   k = shape, clamped at 0
+
+    Parameters
+    ----------
+    shape : float
+        The Gamma shape k [unitless].
+    rate : float
+        The Gamma rate [instance-hours] (a failure rate's pseudo-exposure).
+    p : float
+        0.1 or 0.9 (the only quantiles z_p is tabled for) [unitless].
+
+    Returns
+    -------
+    float
+        x_p [1/instance-hour] for a failure rate's posterior (1/rate's unit in general).
+
+    References
+    ----------
+    E. B. Wilson and M. M. Hilferty, "The distribution of chi-square", PNAS 17(12):684–688
+    (1931).
+    """
     k = shape
     c = 1 - 1 / (9 * k) + _z(p) * math.sqrt(1 / (9 * k))
     return max(0.0, k * c**3 / rate)
@@ -91,7 +126,8 @@ def _cv(values: list[float]) -> float | None:
 
 
 class EvidenceDraws:
-    """The throughput and failure-rate inputs of `Inputs` (a mixin: `Inputs` sets the fields)."""
+    """The throughput and failure-rate inputs of `Inputs` (a mixin: `Inputs` sets the fields):
+    each adds its `Uncertain` items, notes and the range's basis (module docstring)."""
 
     inp: EstimateInput
     model: VectorModel

@@ -1,5 +1,20 @@
 """The estimate engine: workload + trials + prices + assumptions → Estimate. Pure: no I/O,
-no clock, no boto3. Pydantic in, pydantic out."""
+no clock, no boto3. Pydantic in, pydantic out.
+
+    total [USD] = instances + storage + data transfer + logs + data preparation
+                  + adaptation & reruns                      (one completed training target)
+
+The time to target comes from `timing.time_to_target`, each component from `costs.py`, every
+charge through the `Ledger` (a price with its provenance, or PENDING). A PENDING price is
+never 0: the total is then the formula known + Σ quantity × P[key] (`total_formula`), and
+`break_even_price` gives the price at which it equals an alternative.
+
+References
+----------
+DESIGN.md, principles 1 (the unit of cost), 3 (official prices, PENDING, break-even) and "The
+cost model"; the seed checklist (seeds/000): 訓練實例費用 + 儲存費用 + 資料傳輸費用 + 日誌費用 +
+資料準備費用 + 適配與重跑成本, and 沒有正式價格依據的費用，先列為待確認，不填入推測金額.
+"""
 
 from __future__ import annotations
 
@@ -47,14 +62,48 @@ class _Common(TypedDict):
 def estimate(inp: EstimateInput, *, check_price_overrides: bool = True) -> Estimate:
     """The cost of one completed training target for `inp.candidate`, line by line.
 
-    Raises MissingEvidence when no usable trial exists for the candidate, DomainError when
-    the inputs contradict each other or a line would not fit the ledger exactly (above
-    LEDGER_MAX_USD, trncost.model.bounds), InvalidInput when a price override names a key the
-    estimate does not use or a unit that key is not billed in (unless
-    `check_price_overrides` is False: a comparison checks its overrides across candidates).
-    A PENDING price never counts as 0: the estimate is then `incomplete`, its total a formula
-    in the unknown price, and every component with a PENDING line has no subtotal. A time to
-    target past MAX_HELD_HOURS is `infeasible`.
+        total                = Σ line amounts (every component's lines)              [USD]
+        cost per 1M tokens   = total × 1,000,000 / target tokens                     [USD]
+        effective throughput = target / (expected time to target × 3600)  [target units/s]
+
+    Parameters
+    ----------
+    inp : EstimateInput
+        The workload (target, quality gate, dataset, code version), the candidate (instance
+        type, count, region, platform, purchase option), every trial of the workload, one
+        price snapshot and the assumptions.
+    check_price_overrides : bool
+        Refuse a price override that names a key the estimate does not use, or a unit that
+        key is not billed in (default). A comparison passes False and checks its overrides
+        across all its candidates.
+
+    Returns
+    -------
+    Estimate
+        `complete` (every line priced: `total_usd` [USD] = `cloud_usd` + `labour_usd`,
+        `cost_per_target_usd` [USD], `cost_per_million_tokens_usd` [USD] when the target's
+        tokens are known); `incomplete` (a price is PENDING: `total_usd` is None,
+        `total_known_usd` [USD] the priced part, `pending_terms` the quantities waiting for a
+        price, `total_formula` the total in the unknown prices, and every component with a
+        PENDING line has no subtotal); or `infeasible` (the plan cannot finish, or its time is
+        past `MAX_HELD_HOURS`: no line, no total, `infeasible_reason`, no `time`). Then the
+        time to target (`time`, every part in [h]), the steady throughput [target units/s],
+        the warnings, the input table and each trial's admission.
+
+    Raises
+    ------
+    MissingEvidence
+        No trial, or no usable trial, of the candidate's instance type and platform.
+    DomainError
+        The inputs contradict each other, or a line would not fit the ledger exactly (above
+        `LEDGER_MAX_USD`, trncost.model.bounds).
+    InvalidInput
+        A price override the estimate cannot use (with `check_price_overrides`).
+
+    References
+    ----------
+    DESIGN.md, principles 1, 3 and 8 and "The cost model"; seeds/000 (the cost formula and
+    the input table: 官方價格、自家試跑紀錄、仍是未知數).
     """
     try:
         return _estimate(inp, check_price_overrides)
@@ -161,8 +210,14 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
 
 
 def components_of(lines: list[LineItem]) -> dict[Component, Decimal | None]:
-    """Each component's subtotal; None when one of its lines is PENDING (never 0 for an
-    unknown). A component with no line is 0: nothing of it is charged."""
+    """Each component's subtotal: the sum of its `lines`' amounts.
+
+    Returns
+    -------
+    dict[Component, Decimal or None]
+        Every component's subtotal [USD]; None when one of its lines is PENDING (never 0 for
+        an unknown). A component with no line is 0: nothing of it is charged.
+    """
     out: dict[Component, Decimal | None] = {k: Decimal(0) for k in Component}
     for line in lines:
         so_far = out[line.component]
@@ -212,7 +267,20 @@ def _basis_warnings(ledger: Ledger, inp: EstimateInput) -> None:
 
 
 def total_formula(known: Decimal, pending: list[PendingTerm]) -> str:
-    """`$known + q1 unit × P[key1] + …`: the total as a formula in the unknown prices."""
+    """The total as a formula in the unknown prices.
+
+    Parameters
+    ----------
+    known : Decimal
+        The priced part of the total [USD].
+    pending : list[PendingTerm]
+        The quantities waiting for a price, one per price key.
+
+    Returns
+    -------
+    str
+        `$known + q1 unit × P[key1] + …` (`$1,234.56` alone when nothing is pending).
+    """
     parts = [f"${known:,.2f}"]
     for term in pending:
         parts.append(f"{term.quantity:,.2f} {term.unit} × P[{term.price_key}]")
@@ -220,12 +288,30 @@ def total_formula(known: Decimal, pending: list[PendingTerm]) -> str:
 
 
 def break_even_price(est: Estimate, alternative_total: Decimal) -> Decimal | None:
-    """The price at which an incomplete estimate's total equals `alternative_total`: never
-    negative.
+    """The price at which an incomplete estimate's total equals `alternative_total`.
 
-    Defined when exactly one price is pending: (alternative − known) / quantity. None when it
-    is not defined (several prices pending, a zero quantity) or when the known part alone
-    already reaches the alternative (`known_part_exceeds`: no price makes it cheaper).
+        P* = (alternative total − known part) / pending quantity
+
+    Parameters
+    ----------
+    est : Estimate
+        An estimate with exactly one PENDING price.
+    alternative_total : Decimal
+        The total to break even with, e.g. the cheapest comparable fully priced candidate's
+        [USD].
+
+    Returns
+    -------
+    Decimal or None
+        P* [USD/unit], per unit of the pending term (e.g. per instance-hour); never negative.
+        None when it is not defined (no or several prices pending, a zero quantity) or when
+        the known part alone already reaches the alternative (`known_part_exceeds`: no price
+        makes it cheaper).
+
+    References
+    ----------
+    DESIGN.md, principle 3 (a total that needs a PENDING price is given as known part +
+    quantity × price, with the break-even price against the best alternative).
     """
     if len(est.pending_terms) != 1 or est.total_known_usd is None:
         return None
@@ -236,8 +322,21 @@ def break_even_price(est: Estimate, alternative_total: Decimal) -> Decimal | Non
 
 
 def known_part_exceeds(est: Estimate, alternative_total: Decimal) -> bool:
-    """The estimate's known part alone is at or above `alternative_total`: whatever the
-    PENDING price turns out to be (≥ 0), it cannot be cheaper."""
+    """Whether `est`'s known part alone is at or above the alternative's total.
+
+    Parameters
+    ----------
+    est : Estimate
+        Any estimate (an incomplete one is the case that matters).
+    alternative_total : Decimal
+        The total to compare with [USD].
+
+    Returns
+    -------
+    bool
+        True when known part ≥ alternative total: whatever the PENDING price turns out to be
+        (≥ 0), the estimate cannot be cheaper.
+    """
     return est.total_known_usd is not None and est.total_known_usd >= alternative_total
 
 

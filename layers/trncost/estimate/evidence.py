@@ -2,7 +2,14 @@
 
 Only quality-meeting work counts as work; failed or diverged runs count as cost, never as
 throughput. A figure no trial measured stays missing and raises a warning: it is never filled
-in with a default.
+in with a default. Each trial's admission is an input row whose provenance is the trial
+measurement "admission (estimate/admission.py)".
+
+References
+----------
+DESIGN.md, principles 2 (effective throughput), 6 (conclusions stay inside the evidence) and 8
+(only admissible trials count); seeds/000 (有效吞吐...以符合品質要求的訓練工作量除以端到端耗時;
+不要把暖機後的短暫最佳值當成整個任務的平均表現).
 """
 
 from __future__ import annotations
@@ -38,7 +45,22 @@ class Evidence(TrialReadings):
     """The trials of one workload on one instance type and platform, read for the engine.
 
     `all_trials` are the candidate's own trials (each one counts as cost); `trials` are the
-    pooled ones (estimate/admission.py), the only ones any figure is read from.
+    pooled ones (estimate/admission.py), the only ones any figure is read from; `usable` the
+    pooled ones that measure throughput (completed baseline/target runs with work and steady
+    time). Raises MissingEvidence when the candidate has no trial, or no usable one.
+
+    Parameters
+    ----------
+    workload : Workload
+        The target, its unit and conversions, dataset, code version and timing scope.
+    candidate : Candidate
+        Whose trials (its instance type and platform) are read.
+    trials : Sequence[TrialRun]
+        Every trial of the request (all of `workload`'s; DomainError for another's).
+    ledger : Ledger
+        Receives one input row per trial's admission and the evidence warnings.
+    pool_mismatched : bool
+        Pool the trials of another dataset, code version or clock (with a warning).
     """
 
     def __init__(
@@ -91,7 +113,13 @@ class Evidence(TrialReadings):
 
     @classmethod
     def of(cls, inp: EstimateInput, ledger: Ledger) -> Evidence:
-        """The evidence of `inp`'s candidate, admitted as its request says."""
+        """The evidence of `inp`'s candidate, admitted as its request says, its rows in
+        `ledger`.
+
+        Returns
+        -------
+        Evidence
+        """
         return cls(
             inp.workload,
             inp.candidate,
@@ -141,7 +169,13 @@ class Evidence(TrialReadings):
         return factor
 
     def quality_work(self, t: TrialRun) -> float:
-        """Quality-meeting work on the steady clock, in target units."""
+        """Quality-meeting work of trial `t` on the steady clock, in the target's unit.
+
+        Returns
+        -------
+        float
+            `t.steady_work` × units per trial unit [target units].
+        """
         return t.steady_work * self._factor[t.trial_id]
 
     # -- checks that become warnings -------------------------------------------------------
@@ -224,7 +258,38 @@ class Evidence(TrialReadings):
 
     # -- throughput ------------------------------------------------------------------------
     def throughput(self, count: int) -> Measured[float]:
-        """Target units per second at `count` instances (steady clock incl. data waits)."""
+        """Steady throughput at `count` instances, from the trials there, else a scaling fit
+        (≥ 3 measured counts), else the published scaling prior from the nearest count(s).
+
+        Measured at `count` (the target-phase trials there, else the baseline ones)::
+
+            Σ steady quality-meeting work / Σ (steady + data-wait seconds), warm-up out of both
+            (or in both, when its work was not counted apart)
+
+        with, beside it, the rows "stdev / mean of steady samples" (its CV [unitless]) and
+        "Σ quality-meeting work / Σ end-to-end wall seconds" (the trials' effective
+        throughput). A fit: the BIC-weighted geometric mean of linear, Amdahl and USL at
+        `count` (estimate/scaling.py). The prior, with one or two measured counts:
+        X(n) = X(n₀)·(n/n₀)^α at the prior's median α, or, between two measured counts, their
+        own exponent ln(X(n₂)/X(n₁)) / ln(n₂/n₁) (estimate/scaling_prior.py). Past the
+        largest measured count the estimate warns `extrapolated_scale`.
+
+        Parameters
+        ----------
+        count : int
+            Instances [instances].
+
+        Returns
+        -------
+        Measured[float]
+            The throughput [target units/s] and its input row (`throughput:n=<count>`).
+
+        References
+        ----------
+        DESIGN.md, "The cost model" (throughput(n) from trials at that count, or a scaling
+        fit over several counts, flagged when extrapolated) and principles 2 and 6; seeds/000
+        (有效吞吐); Gunther's USL and Amdahl's law, see estimate/scaling.py.
+        """
         counts = self.measured_counts()
         if count in counts:
             return self._rate_at(count)
@@ -296,11 +361,23 @@ class Evidence(TrialReadings):
         return sorted({t.candidate.instance_count for t in self.usable if t.phase == Phase.target})
 
     def measured_counts(self) -> list[int]:
-        """Instance counts with at least one usable (throughput) trial, ascending."""
+        """Instance counts with at least one usable (throughput) trial, ascending.
+
+        Returns
+        -------
+        list[int]
+            [instances]
+        """
         return sorted({t.candidate.instance_count for t in self.usable})
 
     def scaling_fit(self) -> ScalingFit:
-        """USL/Amdahl fit over every measured count (DomainError below 3 counts)."""
+        """The linear/Amdahl/USL fit over every measured count, each count's noise from its
+        trials' spread (`scaling.noise_per_count`); DomainError below 3 counts. Cached.
+
+        Returns
+        -------
+        ScalingFit
+        """
         if self._fit is not None:
             return self._fit
         counts = self.measured_counts()
@@ -317,7 +394,18 @@ class Evidence(TrialReadings):
 
     def spread_at(self, count: int) -> float | None:
         """The relative spread of throughput at `count`: between the trials there, or (one
-        trial) between its steady samples; None when neither can be measured."""
+        trial) between its steady samples; stdev (n − 1) / mean.
+
+        Parameters
+        ----------
+        count : int
+            Instances [instances].
+
+        Returns
+        -------
+        float or None
+            The coefficient of variation [unitless]; None when it cannot be measured.
+        """
         rates = self.rates_by_trial(count)
         values = rates if len(rates) >= 2 else self.samples_at(count)
         if len(values) < 2:
@@ -371,11 +459,33 @@ class Evidence(TrialReadings):
         return Measured(value, row)
 
     def rates_by_trial(self, count: int) -> list[float]:
-        """Per-trial steady rates (target units/s) of the trials `_rate_at(count)` pools."""
+        """Per-trial steady rates of the trials the throughput at `count` pools.
+
+        Parameters
+        ----------
+        count : int
+            Instances [instances].
+
+        Returns
+        -------
+        list[float]
+            Steady quality-meeting work / steady clock, per trial [target units/s].
+        """
         return [self.quality_work(t) / _clock(t) for t in self._used_at(count)]
 
     def samples_at(self, count: int) -> list[float]:
-        """Steady throughput samples (target units/s) of the trials `_rate_at(count)` pools."""
+        """The steady throughput samples of the trials the throughput at `count` pools.
+
+        Parameters
+        ----------
+        count : int
+            Instances [instances].
+
+        Returns
+        -------
+        list[float]
+            Every sample, in the target's unit [target units/s].
+        """
         return [
             s * self._factor[t.trial_id]
             for t in self._used_at(count)

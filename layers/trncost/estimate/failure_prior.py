@@ -24,6 +24,14 @@ Gamma(f + ½, H)). A user replaces the published prior with their own fleet's re
 `assumptions.failure_prior` (interruptions over accelerator-hours, and its source), or the rate
 itself through `assumptions.failure_rate_per_instance_hour`. An instance type whose accelerator
 count trncost does not know gets no prior (the trials alone, with a warning).
+
+References
+----------
+The sources in estimate/data/failure_prior.json (Llama 3 405B, arXiv:2407.21783 §3.3.4;
+Lablup's 504-GPU B200 report, arXiv:2605.09370; OPT-175B's logbook); the Gamma–Poisson
+conjugate update and its negative-binomial predictive, and the Jeffreys prior of a Poisson
+rate: A. Gelman et al., Bayesian Data Analysis, 3rd ed. (2013), §2.6 and §2.8. DESIGN.md,
+"The cost model" (failure rate λ per instance-hour) and principle 9.
 """
 
 from __future__ import annotations
@@ -46,13 +54,30 @@ DATA_FILE = "trncost/estimate/data/failure_prior.json"
 
 @cache
 def published() -> dict[str, Any]:
+    """The published failure prior as data (estimate/data/failure_prior.json, read once).
+
+    Returns
+    -------
+    dict[str, Any]
+        `shape`, `conflict_p` and `sources` (each: what was counted, `interruptions`,
+        `accelerators`, `days`, title, URL, publication date).
+    """
     text = resources.files("trncost.estimate").joinpath("data/failure_prior.json").read_text()
     data: dict[str, Any] = json.loads(text)
     return data
 
 
 def per_accelerator_hour() -> tuple[float, float, float]:
-    """(pooled interruptions per accelerator-hour, Σ interruptions, Σ accelerator-hours)."""
+    """The published sources pooled::
+
+        r̄ = Σ interruptions / Σ (accelerators × days × 24)
+
+    Returns
+    -------
+    tuple[float, float, float]
+        r̄ [1/accelerator-hour], Σ interruptions [interruptions], Σ accelerator-hours
+        [accelerator-hours].
+    """
     srcs = published()["sources"]
     failures = float(sum(s["interruptions"] for s in srcs))
     hours = float(sum(s["accelerators"] * s["days"] * 24 for s in srcs))
@@ -61,7 +86,9 @@ def per_accelerator_hour() -> tuple[float, float, float]:
 
 @dataclass(frozen=True)
 class GammaPrior:
-    """λ ~ Gamma(shape, rate) per instance-hour, and where it comes from."""
+    """λ ~ Gamma(shape, rate) per instance-hour, and where it comes from: `shape` [unitless]
+    (the prior's strength, in failures of evidence), `rate` [instance-hours] (its
+    pseudo-exposure), `accelerators` per instance, its provenance and label."""
 
     shape: float
     rate: float  # pseudo-exposure, instance-hours
@@ -71,11 +98,29 @@ class GammaPrior:
 
     @property
     def mean(self) -> float:
+        """shape / rate: the prior's mean failure rate [1/instance-hour]."""
         return self.shape / self.rate
 
 
 def prior_for(instance_type: str, fleet: FleetFailurePrior | None) -> GammaPrior | None:
-    """The prior for one instance of `instance_type`; None when its accelerators are unknown."""
+    """The failure prior for one instance of `instance_type`, with A accelerators (the MFU
+    chip table's count) and a per-accelerator rate r (published pooled r̄, or the `fleet`'s
+    interruptions / accelerator-hours: half an interruption when it recorded none)::
+
+        λ ~ Gamma(α₀, β₀),   β₀ = α₀ / (A·r),   mean α₀/β₀ = A·r   [1/instance-hour]
+
+    α₀ is the file's `shape` (1), or the fleet's own.
+
+    Returns
+    -------
+    GammaPrior or None
+        None when the instance type's accelerator count is not on record.
+
+    References
+    ----------
+    estimate/data/failure_prior.json (its sources); DESIGN.md, principle 4
+    (`published_reference`); Gelman et al., Bayesian Data Analysis, 3rd ed. (2013), §2.6.
+    """
     peak = CHIP_PEAKS.get(instance_type)
     if peak is None:
         return None
@@ -138,7 +183,10 @@ def _nb_tail(failures: int, shape: float, rate: float, hours: float) -> float:
 
 @dataclass(frozen=True)
 class FailurePosterior:
-    """What the range draws the failure rate from, and the point value the estimate uses."""
+    """What the range draws the failure rate from, and the point value the estimate uses:
+    Gamma(`shape` [unitless], `rate` [instance-hours]), `point` [1/instance-hour], from
+    `failures` in `hours` [instance-hours] of trials, the `prior` (None: none applies) and,
+    when the trials contradict it, `conflict_p` (the prior predictive's P(F ≥ failures))."""
 
     shape: float
     rate: float  # instance-hours
@@ -150,9 +198,18 @@ class FailurePosterior:
 
     @property
     def uses_prior(self) -> bool:
+        """Whether the prior is in the posterior (one applies and the trials agree with it)."""
         return self.prior is not None and self.conflict_p is None
 
     def describe(self) -> str:
+        """The posterior in words, for the range's basis.
+
+        Returns
+        -------
+        str
+            `Gamma(shape α₀ + f, rate β₀ + H instance-h): …`, or (the trials alone)
+            `Gamma(shape f + 0.5, rate H instance-h)`.
+        """
         if self.uses_prior:
             assert self.prior is not None
             return (
@@ -165,6 +222,28 @@ class FailurePosterior:
 def posterior(
     trials: Sequence[TrialRun], instance_type: str, fleet: FleetFailurePrior | None
 ) -> FailurePosterior:
+    """The failure rate of one `instance_type` instance after the `trials`: f failures in H
+    instance-hours (Σ over the trials, reruns included) update the prior (`prior_for`, with
+    the `fleet`'s record when given)::
+
+        λ | trials ~ Gamma(α₀ + f, β₀ + H),   point = max(α₀ + f − 1, 0) / (β₀ + H)  (mode)
+
+    When the prior predictive (negative binomial) gives P(F ≥ f) below the file's
+    `conflict_p` (1 %), or no prior applies, the trials speak alone (Jeffreys):
+    Gamma(f + ½, H), point f / H (0 with no exposure).
+
+    Returns
+    -------
+    FailurePosterior
+        The Gamma the range draws from, the point [1/instance-hour], the evidence (f, H) and
+        the prior.
+
+    References
+    ----------
+    Gelman et al., Bayesian Data Analysis, 3rd ed. (2013), §2.6 (Poisson model, Gamma
+    conjugate prior, negative-binomial predictive); estimate/data/failure_prior.json;
+    DESIGN.md, "The cost model" (λ per instance-hour from trial records).
+    """
     failures = sum(t.reliability.failures for t in trials)
     hours = sum(t.instance_hours for t in trials)
     prior = prior_for(instance_type, fleet)

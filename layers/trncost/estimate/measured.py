@@ -30,11 +30,24 @@ MaybeMeasured = Measured[float | None]
 def measured_values(
     trials: Iterable[TrialRun], get: Callable[[TrialRun], float | None]
 ) -> list[float]:
-    """What `get` reads from each trial, skipping the trials where it was not measured."""
+    """What `get` reads from each of `trials`, skipping the trials where it was not measured.
+
+    Returns
+    -------
+    list[float]
+        The values, in trial order [unit of the figure].
+    """
     return [v for t in trials if (v := get(t)) is not None]
 
 
 def measurement(trials: Sequence[TrialRun], metric: str) -> TrialMeasurement:
+    """The provenance of a figure read from `trials`: their ids, the `metric` (how it was
+    computed from them, e.g. "Σ restart seconds / Σ failures"), code versions and datasets.
+
+    Returns
+    -------
+    TrialMeasurement
+    """
     return measured(
         [t.trial_id for t in trials],
         metric,
@@ -44,4 +57,11 @@ def measurement(trials: Sequence[TrialRun], metric: str) -> TrialMeasurement:
 
 
 def not_measured(metric: str) -> Pending:
+    """The provenance of a figure no trial measured: pending, saying that `metric` was not
+    measured in any trial of the candidate.
+
+    Returns
+    -------
+    Pending
+    """
     return Pending(reason=f"{metric} not measured in any trial of this candidate")

@@ -8,6 +8,14 @@ training rarely exceeds ~0.5–0.6 of the dense peak, so a trial above PLAUSIBLE
 likely a measurement error (tokens double counted, a clock that missed time, the wrong
 instance count). Peaks are *dense* (no structured sparsity). One table, each entry with its
 source; an instance type not in it gets "no peak on record", never a guess.
+
+References
+----------
+J. Kaplan et al., "Scaling Laws for Neural Language Models", arXiv:2001.08361 (2020), §2.1
+(C ≈ 6N FLOPs per training token); A. Chowdhery et al., "PaLM: Scaling Language Modeling with
+Pathways", arXiv:2204.02311 (2022), §4.1 and appendix B (model FLOPs utilization); each
+chip's peak: its `source` in CHIP_PEAKS (AWS Neuron architecture pages, seeds/002, NVIDIA
+datasheets). DESIGN.md, "Analysis on top" (an MFU check flags implausible trial throughput).
 """
 
 from __future__ import annotations
@@ -124,12 +132,28 @@ CHIP_PEAKS: dict[str, ChipPeak] = {
 
 
 def chip_peak(instance_type: str) -> ChipPeak | None:
+    """The chip table's entry for `instance_type` (an `ml.` type as its EC2 type).
+
+    Returns
+    -------
+    ChipPeak or None
+        Chip, chips per instance, dense peak FLOP/s per chip at each precision, source; None
+        when it is not on record.
+    """
     return CHIP_PEAKS.get(instance_type.removeprefix("ml."))
 
 
 def trial_tokens_per_s(workload: Workload, trial: TrialRun) -> float | None:
-    """All tokens processed per second at steady state (mean of the samples, else work ÷ the
-    steady clock, on one window: trncost.model.trial.TrialRun.steady_clock_s)."""
+    """All tokens `trial` processed per second at steady state: the mean of its steady
+    samples, else (work done − warm-up work) ÷ the steady clock (one window:
+    trncost.model.trial.TrialRun.steady_clock_s), times the `workload`'s tokens per unit.
+
+    Returns
+    -------
+    float or None
+        [tokens/s]; None when the workload cannot convert the trial's unit to tokens, or
+        nothing was measured.
+    """
     per = workload.tokens_per(trial.work.unit)
     if per is None:
         return None
@@ -158,11 +182,29 @@ def mfu_check(
     precision: str | None = None,
     plausible_max: float = PLAUSIBLE_MFU,
 ) -> MfuFinding | None:
-    """The trial's model-FLOPs utilisation against its chips' dense peak at its precision
-    (`precision`, else the trial's own, else DEFAULT_PRECISION, said to be assumed).
+    """The `trial`'s model-FLOPs utilisation against its chips' dense peak::
 
-    None when the trial measured no steady throughput at all. A finding without `mfu` says
-    why (no peak on record, tokens unknown, no peak at that precision).
+        MFU = 6 × parameters × tokens/s ÷ (chips × dense peak FLOP/s at the precision)
+
+    with the `workload`'s model parameters, `trial_tokens_per_s`, chips = chips per instance
+    × the trial's instance count, and the precision `precision`, else the trial's own, else
+    DEFAULT_PRECISION (bf16; said to be assumed).
+
+    Parameters
+    ----------
+    plausible_max : float
+        The MFU above which the finding is implausible [unitless] (0.6; 1 for impossible).
+
+    Returns
+    -------
+    MfuFinding or None
+        The MFU [unitless], model and peak FLOP/s [FLOP/s], tokens/s [tokens/s] and the
+        note; a finding without `mfu` says why (no peak on record, tokens unknown, no peak
+        at that precision). None when the trial measured no steady throughput at all.
+
+    References
+    ----------
+    Kaplan et al. (2020) §2.1; Chowdhery et al. (2022) appendix B; CHIP_PEAKS' sources.
     """
     it = trial.candidate.instance_type
     base = _FindingHead(trial_id=trial.trial_id, instance_type=it, plausible_max=plausible_max)
@@ -234,9 +276,15 @@ def mfu_check(
 
 
 def impossible_mfu(workload: Workload, trial: TrialRun) -> MfuFinding | None:
-    """The finding when the trial's throughput is physically impossible: MFU above
-    IMPOSSIBLE_MFU at its stated precision, or (precision not stated) even at the chip's
-    highest peak on record. None when it is possible, or cannot be checked."""
+    """The finding when `trial`'s throughput is physically impossible for `workload`'s model:
+    MFU above IMPOSSIBLE_MFU (1) at its stated precision, or (precision not stated) even at
+    the chip's highest peak on record.
+
+    Returns
+    -------
+    MfuFinding or None
+        None when it is possible, or cannot be checked.
+    """
     peak = chip_peak(trial.candidate.instance_type)
     if peak is None:
         return None

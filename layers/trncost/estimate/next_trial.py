@@ -15,6 +15,12 @@ trial narrows) — is compared with the width now.
 Its cost is the instance-hours × the on-demand price of the instance (PENDING when that price
 is); the best option is the one that narrows the most per dollar (per instance-hour while the
 price is PENDING).
+
+References
+----------
+DESIGN.md, principle 9 (calibrated ranges) and the trial phases; seeds/000 (用敏感性檢查決定是否
+擴大試跑; 繼續試跑). A heuristic: each option is scored on one expected outcome (the trial as the
+estimate expects it), not averaged over the outcomes it could have.
 """
 
 from __future__ import annotations
@@ -132,7 +138,38 @@ def next_trial(
     *,
     seed: int = 0,
 ) -> NextTrial | None:
-    """The next trial worth running for `inp`'s candidate, or None when none is called for."""
+    """The next trial worth running for `inp`'s candidate (the module docstring says how it
+    is found)::
+
+        narrowing = (P90 − P10 now) − (P90 − P10 with the expected trial)
+        per dollar = narrowing / (expected instance-hours × on-demand hourly rate)
+
+    Parameters
+    ----------
+    est : Estimate
+        `inp`'s estimate (an infeasible one gets no next trial).
+    rng_range : Range
+        Its range: the width it shows decides whether a range is wide ((P90 − P10) / P50
+        above WIDE, 25 %).
+    decision : Decision or None
+        Its decision: `continue_trials` for an evidence gap (not a price that is not
+        official) calls for a trial.
+    seed : int
+        The Monte Carlo's seed [unitless]; the widths are re-measured with SAMPLES draws.
+
+    Returns
+    -------
+    NextTrial or None
+        The measure (total cost [USD], or time to target [h] while a price is PENDING), its
+        width now, every option (phase, instance count [instances], expected instance-hours
+        [instance-hours], expected cost [USD] or the PENDING price key, width after, relative
+        narrowing, narrowing per USD) and the best one (None when no option narrows). None
+        when no trial is called for.
+
+    References
+    ----------
+    DESIGN.md, principle 9; seeds/000 (繼續試跑; 用敏感性檢查決定是否擴大試跑).
+    """
     from trncost.estimate.uncertainty import monte_carlo
 
     measure, unit, width, p50 = _width(rng_range)

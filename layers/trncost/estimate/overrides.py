@@ -18,7 +18,15 @@ FIELD = "assumptions.price_overrides"
 
 
 def billing_unit_of(price_key: str) -> str:
-    """The billing unit of a price key written as text (`service/region/item/option`)."""
+    """The billing unit of `price_key`, a price key written as text
+    (`service/region/item/option`).
+
+    Returns
+    -------
+    str
+        The Price List's spelling: `GB-Mo`, `GB`, `Metrics` for a usage item, `Hrs` for an
+        instance.
+    """
     parts = price_key.split("/")
     item = parts[2] if len(parts) > 2 else ""
     try:
@@ -28,7 +36,13 @@ def billing_unit_of(price_key: str) -> str:
 
 
 def used_prices(lines: Iterable[LineItem]) -> dict[str, str]:
-    """Every price key the lines charge (priced or PENDING), with its billing unit."""
+    """Every price key the `lines` charge (priced or PENDING), with its billing unit.
+
+    Returns
+    -------
+    dict[str, str]
+        Price key → billing unit (Price List spelling).
+    """
     return {li.price_key: billing_unit_of(li.price_key) for li in lines if li.price_key}
 
 
@@ -41,8 +55,22 @@ def _keys_text(used: Mapping[str, str]) -> str:
 def override_problems(
     overrides: Sequence[PriceOverride], used: Mapping[str, str], field: str = FIELD
 ) -> list[tuple[str, str]]:
-    """(field, message) for each override whose key is not used or whose unit is not the
-    key's billing unit. `used`: price key → billing unit (Price List spelling)."""
+    """What is wrong with each of `overrides`: a key the estimate does not use, or a unit
+    that is not the key's billing unit.
+
+    Parameters
+    ----------
+    used : Mapping[str, str]
+        The price keys the estimate uses → billing unit (Price List spelling): `used_prices`.
+    field : str
+        The request field the overrides are in (default `assumptions.price_overrides`).
+
+    Returns
+    -------
+    list[tuple[str, str]]
+        (field, message) per problem, e.g. `assumptions.price_overrides.0.unit`; empty when
+        every override applies.
+    """
     problems: list[tuple[str, str]] = []
     keys = _keys_text(used)
     for i, override in enumerate(overrides):
@@ -68,6 +96,7 @@ def override_problems(
 
 
 def check_overrides(problems: Sequence[tuple[str, str]]) -> None:
-    """InvalidInput naming every field at fault, when there is any problem."""
+    """Raise InvalidInput naming every field at fault, when `problems` (from
+    `override_problems`) has any."""
     if problems:
         raise InvalidInput("; ".join(m for _, m in problems), [f for f, _ in problems])

@@ -3,7 +3,15 @@ quantities: compile, warm-up, checkpoints, evaluation, failures and restarts, us
 
 `Evidence` (estimate/evidence.py) inherits these readers; each reads the trials it names, writes
 its input-table row to the ledger and returns the figure, or `None` when no trial measured it
-(never a default).
+(never a default). Each returns `Measured`: the value (None when not measured) and its
+input-table row.
+
+References
+----------
+DESIGN.md, "The cost model" (compile and warm-up, checkpoint saves with the measured save time,
+evaluation, failures from trial records, usage scaled from the trials' rates); seeds/000 (the
+fields each trial records: 暖機和編譯時間、失敗重跑次數與重跑時長、檢查點保存及恢復結果、儲存容量、
+資料傳輸、日誌用量).
 """
 
 from __future__ import annotations
@@ -36,6 +44,15 @@ class TrialReadings:
 
     # -- one-time and periodic costs in time ----------------------------------------------
     def compile_s(self, expect_cache_hit: bool) -> MaybeMeasured:
+        """One-time compile: the mean measured compile of the pooled trials whose clock
+        includes it, those with the expected cache outcome (`expect_cache_hit`) first; every
+        measured compile, with a warning, when none matches.
+
+        Returns
+        -------
+        MaybeMeasured
+            Seconds [s] (row `time:compile_s`); None when no trial measured it (warning).
+        """
         measured = [
             t for t in self.trials if t.timing_scope.compile and t.wall.compile_s is not None
         ]
@@ -58,6 +75,13 @@ class TrialReadings:
         )
 
     def warmup_s(self) -> MaybeMeasured:
+        """One-time warm-up: the mean measured warm-up of the pooled trials.
+
+        Returns
+        -------
+        MaybeMeasured
+            Seconds [s] (row `time:warmup_s`); None when no trial measured it (warning).
+        """
         used = [t for t in self.trials if t.wall.warmup_s is not None]
         return self._mean(
             used,
@@ -71,7 +95,15 @@ class TrialReadings:
 
     def other_s(self) -> MaybeMeasured:
         """Per-run setup outside the training clock (SageMaker starting, downloading,
-        uploading): once per run, and again per restart."""
+        uploading): once per run, and again per restart. The mean of the pooled trials'
+        `wall.other_s`.
+
+        Returns
+        -------
+        MaybeMeasured
+            Seconds [s] (row `time:other_s`); None when no trial measured it (no warning:
+            most clocks have no such part).
+        """
         used = [t for t in self.trials if t.wall.other_s is not None]
         if not used:
             return Measured(
@@ -114,6 +146,14 @@ class TrialReadings:
         )
 
     def checkpoint_save_s(self) -> MaybeMeasured:
+        """Seconds per checkpoint save, over the pooled trials that saved and whose clock
+        includes checkpoints: Σ checkpoint save seconds / Σ saves.
+
+        Returns
+        -------
+        MaybeMeasured
+            Seconds per save [s] (row `checkpoint:save_s`); None when not measured.
+        """
         used = [
             t
             for t in self.trials
@@ -147,6 +187,13 @@ class TrialReadings:
         )
 
     def checkpoint_interval_s(self) -> MaybeMeasured:
+        """The checkpoint interval the usable trials ran: Σ steady-clock seconds / Σ saves.
+
+        Returns
+        -------
+        MaybeMeasured
+            Seconds [s] (row `checkpoint:interval_s`); None when no usable trial saved.
+        """
         used = [t for t in self.usable if t.checkpointing.saves > 0]
         if not used:
             return Measured(
@@ -172,6 +219,13 @@ class TrialReadings:
         )
 
     def checkpoint_size_gb(self) -> MaybeMeasured:
+        """One checkpoint's size: the mean the pooled trials measured.
+
+        Returns
+        -------
+        MaybeMeasured
+            [GB] (row `checkpoint:size_gb`); None when not measured (warning).
+        """
         used = [t for t in self.trials if t.checkpointing.size_gb is not None]
         return self._mean(
             used,
@@ -184,6 +238,14 @@ class TrialReadings:
         )
 
     def evaluation_fraction(self) -> MaybeMeasured:
+        """Evaluation seconds per steady second, over the usable trials whose clock includes
+        evaluation: Σ evaluation seconds / Σ steady-clock seconds.
+
+        Returns
+        -------
+        MaybeMeasured
+            [unitless] (row `time:evaluation_fraction`); None when not measured (warning).
+        """
         used = [
             t for t in self.usable if t.timing_scope.evaluation and t.wall.evaluation_s is not None
         ]
@@ -218,8 +280,33 @@ class TrialReadings:
 
     # -- failures --------------------------------------------------------------------------
     def failure_rate(self, fleet: FleetFailurePrior | None = None) -> Measured[float]:
-        """Failures per instance-hour: the failure prior updated with the trials' failures and
-        exposure (estimate/failure_prior.py); the trials alone when they contradict it."""
+        """Failures per instance-hour: the failure prior updated with the pooled trials'
+        failures f and exposure H [instance-hours] (estimate/failure_prior.py)::
+
+            (shape + Σ failures − 1) / (prior rate + Σ instance-hours)     (the posterior's mode)
+            Σ failures / Σ instance-hours   (the trials contradict the prior, or no prior)
+
+        Rows `failure:observed`, `failure:prior`, `failure:rate`; warnings
+        `no_failure_prior`, `failure_prior_conflict`, `no_failures_observed` (the point is
+        then 0 and the warning gives the posterior mean).
+
+        Parameters
+        ----------
+        fleet : FleetFailurePrior or None
+            The request's `assumptions.failure_prior`: the fleet's own record in place of the
+            published prior.
+
+        Returns
+        -------
+        Measured[float]
+            λ [1/instance-hour] and its row.
+
+        References
+        ----------
+        estimate/data/failure_prior.json; Gelman et al., Bayesian Data Analysis, 3rd ed.
+        (2013), §2.6; DESIGN.md, "The cost model" (rate λ per instance-hour from trial
+        records).
+        """
         post = posterior(self.trials, self.candidate.instance_type, fleet)
         failures, hours = post.failures, post.hours
         observed = self.ledger.row(
@@ -285,6 +372,15 @@ class TrialReadings:
         return Measured(post.point, row)
 
     def restart_s(self) -> MaybeMeasured:
+        """Seconds per restart after a failure, over the pooled trials that failed and
+        measured it: Σ restart seconds / Σ failures. Else the mean measured checkpoint
+        restore, a lower bound (warning `restart_not_measured`).
+
+        Returns
+        -------
+        MaybeMeasured
+            Seconds [s] (row `failure:restart_s`); None when neither was measured.
+        """
         used = [
             t for t in self.trials if t.reliability.failures > 0 and t.wall.restart_s is not None
         ]
@@ -331,6 +427,15 @@ class TrialReadings:
 
     # -- usage -----------------------------------------------------------------------------
     def usage_per_instance_hour(self, field: str, label: str, unit: str) -> MaybeMeasured:
+        """The pooled trials' usage `field` (`label`, in `unit`) per instance-hour:
+        Σ usage / Σ instance-hours (reruns included), over the trials that measured it.
+
+        Returns
+        -------
+        MaybeMeasured
+            [unit per instance-hour] (row `usage:<field>_per_instance_hour`); None when no
+            trial measured it.
+        """
         used = [t for t in self.trials if getattr(t.usage, field) is not None]
         row_id = f"usage:{field}_per_instance_hour"
         if not used:
@@ -354,7 +459,14 @@ class TrialReadings:
         )
 
     def usage_max(self, field: str, label: str, unit: str) -> MaybeMeasured:
-        """The largest value any trial measured (a count or a stock, not a rate)."""
+        """The largest value of usage `field` (`label`, in `unit`) any pooled trial measured
+        (a count or a stock, not a rate).
+
+        Returns
+        -------
+        MaybeMeasured
+            In `unit` [unit of the figure] (row `usage:<field>`); None when not measured.
+        """
         used = [t for t in self.trials if getattr(t.usage, field) is not None]
         row_id = f"usage:{field}"
         if not used:

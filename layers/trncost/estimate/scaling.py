@@ -42,6 +42,20 @@ published multi-scale results (estimate/data/scaling_prior.json, fitted and tune
 
 Fewer than 3 counts: see estimate/scaling_prior.py (a published prior over the scaling exponent,
 linear its upper bound).
+
+Units: n in instances; X, λ in the throughput's unit (target units/s); σ, κ unitless.
+
+References
+----------
+G. M. Amdahl, "Validity of the single processor approach to achieving large scale computing
+capabilities", AFIPS Conference Proceedings 30:483–485 (1967); N. J. Gunther, Guerrilla
+Capacity Planning, Springer (2007), the Universal Scalability Law; G. Schwarz, "Estimating the
+dimension of a model", Annals of Statistics 6(2):461–464 (1978); S. T. Buckland, K. P.
+Burnham and N. H. Augustin, "Model selection: an integral part of inference", Biometrics
+53(2):603–618 (1997); A. Gelman et al., Bayesian Data Analysis, 3rd ed. (2013), §2.6 (the
+scaled inverse-χ² prior of a variance). The constants: estimate/data/scaling_prior.json.
+DESIGN.md, "The cost model" (a scaling fit over several counts, USL/Amdahl, least squares,
+flagged when extrapolated) and principle 9.
 """
 
 from __future__ import annotations
@@ -124,7 +138,9 @@ def _params(coef: FloatArray, chi: float, dof: int) -> ScalingParameters:
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """The replicate curves of a fit: coefficients (B, 3) of each replicate's BIC winner."""
+    """The replicate curves of a fit: coefficients (B, 3) of each replicate's BIC winner
+    (a = 1/λ, b = σ/λ, c = κ/λ), the model each chose, and the measured range [n_min, n_max]
+    [instances]."""
 
     coef: FloatArray
     chosen: tuple[str, ...]
@@ -132,14 +148,54 @@ class Bootstrap:
     n_max: int
 
     def at(self, count: float) -> FloatArray:
+        """Every replicate's throughput at `count`: count / (a + b(count − 1) + c·count(count − 1)).
+
+        Parameters
+        ----------
+        count : float
+            Instances [instances].
+
+        Returns
+        -------
+        FloatArray
+            One throughput per replicate [target units/s].
+        """
         return _predict(self.coef, count)
 
     def model_shares(self) -> dict[str, float]:
+        """How often each model won a replicate.
+
+        Returns
+        -------
+        dict[str, float]
+            linear, amdahl, usl → share of the replicates [unitless].
+        """
         return {m: self.chosen.count(m) / len(self.chosen) for m in MODELS}
 
 
 def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[float]:
-    """sᵢ = √(cvᵢ²/kᵢ + s_floor²): a count without a measured spread gets the others' mean."""
+    """Each count's relative noise for the fit::
+
+        sᵢ = √(cvᵢ²/kᵢ + s_floor²)
+
+    a count without a measured spread taking the others' RMS cv (0 when none is measured).
+
+    Parameters
+    ----------
+    cvs : Sequence[float or None]
+        Each count's throughput spread cvᵢ (`Evidence.spread_at`) [unitless].
+    trials : Sequence[int]
+        Each count's number of trials kᵢ [trials].
+
+    Returns
+    -------
+    list[float]
+        sᵢ per count [unitless].
+
+    References
+    ----------
+    estimate/data/scaling_prior.json (`model_floor`, s_floor); DESIGN.md, principle 9.
+    """
     known = [c for c in cvs if c is not None]
     typical = float(np.sqrt(np.mean(np.square(known)))) if known else 0.0
     floor = PRIOR.model_floor
@@ -154,11 +210,33 @@ def fit_scaling(
     row_ids: Sequence[str] | None = None,
     noise: Sequence[float] | None = None,
 ) -> ScalingFit:
-    """Fit linear, Amdahl and USL to (instance count, throughput) points and weigh them.
+    """Fit linear, Amdahl and USL to (instance count, throughput) points and weigh them
+    (the module docstring: the fit, σ, κ ≥ 0, BIC = χ² + k·ln m, w ∝ exp(−ΔBIC/2)).
 
-    `noise` is each point's relative noise sᵢ (default: the model floor alone). Raises
-    DomainError with the reason when the points cannot support a fit (fewer than 3 distinct
-    counts, a repeated count, a non-positive count or throughput).
+    Parameters
+    ----------
+    points : Sequence[tuple[int, float]]
+        (count [instances], throughput [target units/s]), ≥ 3 distinct counts.
+    row_ids : Sequence[str] or None
+        Each point's input row (default `throughput:n=<count>`).
+    noise : Sequence[float] or None
+        Each point's relative noise sᵢ [unitless] (default: the model floor alone).
+
+    Returns
+    -------
+    ScalingFit
+        The three models' parameters (λ [target units/s], σ, κ [unitless], weighted χ²), their
+        BIC weights, the most weighted model, each point with its fitted value [target
+        units/s] and efficiency X/(nλ) [unitless], the measured range and notes.
+
+    Raises
+    ------
+    DomainError
+        Fewer than 3 distinct counts, a repeated count, a non-positive count or throughput.
+
+    References
+    ----------
+    Amdahl (1967); Gunther (2007); Schwarz (1978): see the module docstring.
     """
     counts = [int(c) for c, _ in points]
     if len(set(counts)) != len(counts):
@@ -235,13 +313,27 @@ def fit_scaling(
 
 
 def discrepancy(fit: ScalingFit) -> tuple[float, float]:
-    """(scale s, degrees of freedom ν) of the model discrepancy ln(truth / curve) ~ s·t_ν.
+    """The model discrepancy of `fit`: ln(truth / curve) ~ s·t_ν.
 
     s² has a Scaled-Inv-χ²(ν₀, s₀²) prior (s₀, ν₀ from published results, the priors file)
-    updated with the fit's own residuals: s² = (ν₀s₀² + Σ rᵢ²) / (ν₀ + m − k), ν = ν₀ + m − k
+    updated with the fit's own residuals rᵢ = ln(Xᵢ / X̂ᵢ)::
+
+        s² = (ν₀s₀² + Σ rᵢ²) / (ν₀ + m − k),   ν = ν₀ + m − k
+
     (m counts, k parameters of the chosen model; with m = k the fit passes through every point
     and its residuals say nothing: the prior alone). A fit that misses its own points widens
-    its range everywhere, inside the measured counts too."""
+    its range everywhere, inside the measured counts too.
+
+    Returns
+    -------
+    tuple[float, float]
+        s [unitless] (a relative spread: a log ratio) and ν [unitless].
+
+    References
+    ----------
+    Gelman et al., Bayesian Data Analysis, 3rd ed. (2013), §2.6; estimate/data/
+    scaling_prior.json (`discrepancy`: s₀, ν₀).
+    """
     m = len(fit.points)
     dof = max(m - PARAMS.get(fit.model, 1), 0)
     ss = (
@@ -254,10 +346,27 @@ def discrepancy(fit: ScalingFit) -> tuple[float, float]:
 
 
 def bootstrap(fit: ScalingFit, replicates: int = REPLICATES, extra: float = 0.0) -> Bootstrap:
-    """Replicate curves of `fit`: its measured points perturbed by their noise (with `extra`,
-    relative, added in quadrature: the model discrepancy moves the fitted parameters as much
-    as a run's noise does), refitted with the three models, the BIC winner of each replicate
-    kept."""
+    """Replicate curves of `fit`: its measured points perturbed by their noise,
+    Xᵢ* = Xᵢ·exp(√(sᵢ² + extra²)·Z), refitted with the three models, the BIC winner of each
+    replicate kept. Seeded with BOOTSTRAP_SEED: the same fit, the same curves.
+
+    Parameters
+    ----------
+    replicates : int
+        B [replicates] (400).
+    extra : float
+        Relative noise added in quadrature to each point's [unitless] (the priors file's
+        `bootstrap_discrepancy` × the discrepancy scale; 0: the points' own noise).
+
+    Returns
+    -------
+    Bootstrap
+        B curves (coefficients) and the model each chose.
+
+    References
+    ----------
+    Buckland, Burnham and Augustin (1997) (bootstrap model selection); Schwarz (1978).
+    """
     n = np.array([p.count for p in fit.points], dtype=float)
     x = np.array([p.throughput for p in fit.points])
     s = np.hypot(np.array(fit.noise or [PRIOR.model_floor] * len(n)), extra)
@@ -292,37 +401,41 @@ class FitPredictive:
 
     @property
     def doublings(self) -> float:
-        """How far the count lies outside the measured range, in doublings (0 inside)."""
+        """How far the count lies outside the measured range [doublings] (0 inside)."""
         return distance_doublings(self.count, self.boot.n_min, self.boot.n_max)
 
     @property
     def nearest_doublings(self) -> float:
-        """Doublings to the nearest measured count: the distance the fit's form is trusted
-        over (between 1 and 64 instances, 8 is 3 doublings from either; past the range it is
-        `doublings`)."""
+        """Distance to the nearest measured count [doublings]: the distance the fit's form is
+        trusted over (between 1 and 64 instances, 8 is 3 doublings from either; past the
+        range it is `doublings`)."""
         return min(abs(math.log2(self.count / p.count)) for p in self.fit.points)
 
     @cached_property
     def discrepancy(self) -> tuple[float, float]:
-        """(scale s, degrees of freedom ν) of the model discrepancy (see `discrepancy`)."""
+        """(scale s [unitless], degrees of freedom ν [unitless]) of the model discrepancy
+        (see `discrepancy`)."""
         return discrepancy(self.fit)
 
     @property
     def tau(self) -> float:
-        """Spread per doubling to the nearest measured count: τ_in between measured counts (a
-        wide gap is a stretch the fit's form is not checked on), τ_out past them (the curve
-        is checked on one side only). Two constants, tuned apart (benchmarks/calibrate.py)."""
+        """Log spread per doubling to the nearest measured count [1/doublings]: τ_in between
+        measured counts (a wide gap is a stretch the fit's form is not checked on), τ_out
+        past them (the curve is checked on one side only). Two constants, tuned apart
+        (benchmarks/calibrate.py)."""
         return PRIOR.extrapolation_tau if self.doublings > 0 else PRIOR.interpolation_tau
 
     @property
     def extra_sd(self) -> float:
-        """Scale of the spread added to every fit draw: the discrepancy, a run's own cv and τ
-        per doubling to the nearest measured count."""
+        """Scale of the spread added to every fit draw [unitless]: the discrepancy s, a
+        run's own cv and τ per doubling to the nearest measured count,
+        √(s² + cv² + (τ × doublings)²)."""
         s, _ = self.discrepancy
         return math.sqrt(s**2 + self.run_cv**2 + (self.tau * self.nearest_doublings) ** 2)
 
     @cached_property
     def curves(self) -> FloatArray:
+        """The bootstrap curves' throughputs at the count [target units/s]."""
         return self.boot.at(float(self.count))
 
     @cached_property
@@ -342,8 +455,28 @@ class FitPredictive:
         return x * np.exp(math.hypot(self.run_cv, s) * rng.standard_t(nu, k))
 
     def draw(self, rng: np.random.Generator, k: int, point: float) -> FloatArray:
-        """k draws of the throughput; the fit's share has its median at `point` (the engine's
-        value), the local power law's share is anchored at its measured count."""
+        """k draws of the throughput at the count::
+
+            X = curve × (point / median curve) × exp(extra_sd × t_ν)
+
+        with `curve` a bootstrap curve drawn at random; past the measured counts, a share
+        (the priors file's `local_weight`) drawn from the local power law instead, anchored at
+        its measured count (X(n₀)·(n/n₀)^α × exp(√(cv² + s²) × t_ν)).
+
+        Parameters
+        ----------
+        rng : np.random.Generator
+            The Monte Carlo's generator.
+        k : int
+            Draws [draws].
+        point : float
+            The engine's value at the count [target units/s]: the median of the fit's share.
+
+        Returns
+        -------
+        FloatArray
+            k throughputs [target units/s].
+        """
         centre = point / float(np.median(self.curves))
         _, nu = self.discrepancy
         pick = self.curves[rng.integers(0, self.curves.size, k)] * centre
@@ -355,6 +488,14 @@ class FitPredictive:
         return out
 
     def describe(self) -> str:
+        """The draw's distribution in words, for the range's basis.
+
+        Returns
+        -------
+        str
+            The bootstrap (replicates, models chosen), the Student-t spread and its parts, and
+            the local power law's share past the measured counts.
+        """
         shares = ", ".join(
             f"{m} {v:.0%}"
             for m, v in sorted(self.boot.model_shares().items(), key=lambda t: -t[1])
@@ -383,8 +524,14 @@ class FitPredictive:
         return text
 
     def model_range(self) -> tuple[float, float]:
-        """The models' predictions at the count (lowest, highest): model-form swing — the
-        three fitted families and, past the measured counts, the local power law."""
+        """The model-form swing at the count: the lowest and highest of the three fitted
+        families' predictions and, past the measured counts, the local power law's.
+
+        Returns
+        -------
+        tuple[float, float]
+            (lowest, highest) [target units/s].
+        """
         values = [
             float(_predict(np.array(_coef(getattr(self.fit, m))), float(self.count)))
             for m in MODELS
@@ -394,7 +541,19 @@ class FitPredictive:
         return float(min(values)), float(max(values))
 
     def parameter_range(self, point: float) -> tuple[float, float]:
-        """P10 and P90 of the bootstrap curves at the count (centred on `point`)."""
+        """P10 and P90 of the bootstrap curves at the count, centred on `point`, widened to
+        include it.
+
+        Parameters
+        ----------
+        point : float
+            The engine's value at the count [target units/s].
+
+        Returns
+        -------
+        tuple[float, float]
+            (P10, P90) [target units/s].
+        """
         centre = point / float(np.median(self.curves))
         lo, hi = np.percentile(self.curves * centre, [10, 90])
         return float(min(lo, point)), float(max(hi, point))

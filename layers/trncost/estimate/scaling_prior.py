@@ -13,7 +13,14 @@ and series that scaled well so far tend to keep scaling better); between the two
 measured power law is used. The constants, and the sources they were fitted on, are in
 estimate/data/scaling_prior.json (written by `make calibrate` — see benchmarks/calibrate.py).
 
-Pure Python (no numpy): the engine's point value uses it at cold start.
+Pure Python (no numpy): the engine's point value uses it at cold start. Units: n in
+instances, X in the throughput's unit (target units/s), α unitless.
+
+References
+----------
+estimate/data/scaling_prior.json (`source`: the MLPerf Training and HPC rounds and commits the
+constants were fitted on, by benchmarks/calibrate.py); docs/estimates.md, "How ranges are
+built"; DESIGN.md, principles 6 and 9.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ LOSS_FLOOR = 0.01  # a measured exponent ≥ 0.99 is read as 0.99 (1 − α = 0.
 
 @dataclass(frozen=True)
 class ScalingPrior:
+    """The published scaling prior's constants, as estimate/data/scaling_prior.json gives
+    them (each field's comment says what it is; spreads are log spreads, unitless)."""
+
     model_floor: float  # s_floor: relative noise every fitted count gets (model form)
     extrapolation_tau: float  # log spread per doubling past the measured counts
     interpolation_tau: float  # log spread per doubling to the nearest measured count, inside
@@ -51,11 +61,18 @@ class ScalingPrior:
 
     @property
     def median_exponent(self) -> float:
+        """α's median with one measured count, 1 − exp(μ) [unitless]."""
         return 1 - math.exp(self.one_count_mu)
 
 
 @cache
 def load() -> ScalingPrior:
+    """The prior, read once from estimate/data/scaling_prior.json (`PRIOR`).
+
+    Returns
+    -------
+    ScalingPrior
+    """
     text = resources.files("trncost.estimate").joinpath("data/scaling_prior.json").read_text()
     d = json.loads(text)
     return ScalingPrior(
@@ -80,7 +97,20 @@ PRIOR = load()
 
 
 def distance_doublings(count: float, n_min: float, n_max: float) -> float:
-    """How far `count` lies outside [n_min, n_max], in doublings (0 inside)."""
+    """How far `count` lies outside [n_min, n_max]::
+
+        log2(count / n_max) above, log2(n_min / count) below, 0 inside
+
+    Parameters
+    ----------
+    count, n_min, n_max : float
+        Instances [instances].
+
+    Returns
+    -------
+    float
+        [doublings]
+    """
     if count > n_max:
         return math.log2(count / n_max)
     if count < n_min:
@@ -93,7 +123,9 @@ class ExponentPrior:
     """The throughput at `count` from one or two measured counts and the published prior.
 
     `mu`/`sigma` describe ln(1 − α); `fixed` is set between two measured counts, where the
-    measured exponent is used (its spread is the model floor alone)."""
+    measured exponent is used (the range then spreads it by a run's own cv and the model
+    discrepancy alone: estimate/draws.py). `count` and `anchor` (n₀) are in instances,
+    `anchor_rate` (X(n₀)) in target units/s."""
 
     count: int
     anchor: int
@@ -105,22 +137,55 @@ class ExponentPrior:
 
     @property
     def median_exponent(self) -> float:
+        """α's median [unitless]: the fixed exponent, else 1 − exp(μ)."""
         return self.fixed if self.fixed is not None else 1 - math.exp(self.mu)
 
     def rate(self, exponent: float) -> float:
+        """X(n₀)·(count / n₀)^α at α = `exponent`.
+
+        Parameters
+        ----------
+        exponent : float
+            α [unitless].
+
+        Returns
+        -------
+        float
+            The throughput at `count` [target units/s].
+        """
         return float(self.anchor_rate * (self.count / self.anchor) ** exponent)
 
     @property
     def point(self) -> float:
+        """The throughput at `count` at the median exponent [target units/s]."""
         return self.rate(self.median_exponent)
 
     def exponent_quantile(self, z: float) -> float:
-        """α at the standard-normal quantile z of ln(1 − α) (a higher z: more loss)."""
+        """α at the standard-normal quantile z of ln(1 − α) (a higher z: more loss)::
+
+            α = 1 − exp(μ + σ·z)        (the fixed exponent between two measured counts)
+
+        Parameters
+        ----------
+        z : float
+            A standard-normal quantile [unitless] (±1.2816 for P90 and P10 of the loss).
+
+        Returns
+        -------
+        float
+            α [unitless].
+        """
         if self.fixed is not None:
             return self.fixed
         return 1 - math.exp(self.mu + self.sigma * z)
 
     def describe(self) -> str:
+        """The prior in words (formula, μ, σ, α's median and P10–P90), for the input table.
+
+        Returns
+        -------
+        str
+        """
         if self.fixed is not None:
             (n1, _), (n2, _) = self.measured
             return (
@@ -137,7 +202,30 @@ class ExponentPrior:
 
 
 def exponent_prior(measured: list[tuple[int, float]], count: int) -> ExponentPrior:
-    """The prior for `count` from one or two (count, throughput) measurements."""
+    """The throughput prior at `count` from one or two measured counts::
+
+        one count n₀:   X(n) = X(n₀)·(n/n₀)^α,  ln(1 − α) ~ N(μ₁, σ₁)
+        two counts:     α₁₂ = ln(X(n₂)/X(n₁)) / ln(n₂/n₁);
+                        between them α = α₁₂ (fixed), else from the nearer count
+                        ln(1 − α) ~ N(a + b·ln(max(1 − α₁₂, 0.01)), σ₂)
+
+    Parameters
+    ----------
+    measured : list[tuple[int, float]]
+        (count [instances], throughput [target units/s]); the first two (by count) are used.
+    count : int
+        Where the throughput is wanted [instances].
+
+    Returns
+    -------
+    ExponentPrior
+        The anchor n₀ and X(n₀), the distribution of ln(1 − α) (or the fixed exponent).
+
+    References
+    ----------
+    estimate/data/scaling_prior.json (`one_count`, `two_count`); docs/estimates.md, "How
+    ranges are built".
+    """
     p = PRIOR
     pts = tuple(sorted(measured))
     if len(pts) == 1:

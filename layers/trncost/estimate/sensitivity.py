@@ -6,6 +6,12 @@ Ranked by the swing of the total in USD. While a price is PENDING the total is u
 rank is by the larger relative swing of the known part and of each pending quantity (the
 amount that will multiply the unknown price). An end at which the plan cannot finish ranks
 first. All variants are evaluated in one vectorised pass over the same model as the range.
+
+References
+----------
+DESIGN.md, "Analysis on top" (a one-at-a-time sensitivity, tornado, ranks which input moves the
+total most); seeds/000 (將利用率、訓練失敗、重跑和配套資源用量分開調整，
+觀察哪個輸入最容易改變總成本).
 """
 
 from __future__ import annotations
@@ -24,7 +30,32 @@ from trncost.model.estimate import Estimate, EstimateInput
 def tornado(
     inp: EstimateInput, est: Estimate | None = None, *, prepared: Prepared | None = None
 ) -> list[Swing]:
-    """The swings of every uncertain input, largest effect first (see the module doc)."""
+    """The swings of every uncertain input of `inp`, largest effect first: each input alone
+    at the low and the high end of its range, every other at its value::
+
+        effect = |total(high) − total(low)|                                      [USD]
+        effect = max over the known part and each pending quantity of
+                 |x(high) − x(low)| / |x(point)|          (a price PENDING)      [unitless]
+
+    Parameters
+    ----------
+    est : Estimate or None
+        `inp`'s estimate (computed when None).
+    prepared : Prepared or None
+        The estimate, vector model and uncertain inputs already built (`uncertainty.prepare`),
+        shared with the range.
+
+    Returns
+    -------
+    list[Swing]
+        Ranked: an end at which the plan cannot finish first, then by effect; each with the
+        input's point and ends [unit of the row], the total or known part [USD] and pending
+        quantities at each end. Empty for an infeasible plan or no uncertain input.
+
+    References
+    ----------
+    DESIGN.md, "Analysis on top" (tornado); seeds/000 (用敏感性檢查決定是否擴大試跑).
+    """
     est, model, inputs = prepared if prepared is not None else prepare(inp, est)
     items = inputs.items
     if not items or est.time is None:

@@ -2,14 +2,28 @@
 expected failures (a fixed point) and the idle share of held time.
 
     T_base = setup + compile + warm-up + steady + checkpoint saves + evaluation
-    T      = T_base / (1 − λ·n·(t_restart + setup + interval/2))       (λ per instance-hour)
-
-`setup` is the trials' per-run time outside the training clock (`wall.other_s`: SageMaker
-starting, downloading, uploading): once per run, and again per restart.
+    T      = T_base / (1 − λ·n·(t_restart + setup + interval/2))
     held   = T / (1 − idle fraction)
+
+T_base, T and held are in hours in the input table (`time:base_h`, `time:total_h`,
+`time:held_h`); λ is in failures per instance-hour, n in instances, and t_restart, setup and
+the checkpoint interval are seconds turned into hours, so λ·n·(…) is unitless: the share of the
+time lost to failures. `setup` is the trials' per-run time outside the training clock
+(`wall.other_s`: SageMaker starting, downloading, uploading): once per run, and again per
+restart.
 
 If the failure denominator is ≤ 0 the plan never finishes: failures arrive faster than the
 work between checkpoints can be kept. That is reported, never papered over.
+
+References
+----------
+DESIGN.md, "The cost model" (time to target); the seed checklist (seeds/000) on warm-up,
+compile, data loading and checkpoint time (若正式任務也需要這些流程，估算就應納入). The failure
+term is the first-order model behind J. W. Young, "A first order approximation to the optimum
+checkpoint interval", Commun. ACM 17(9):530–531, 1974 (and J. T. Daly, "A higher order
+estimate of the optimum checkpoint interval for restart dumps", Future Generation Computer
+Systems 22(3):303–312, 2006): failures a Poisson process, each losing a restart and on average
+half a checkpoint interval of work.
 """
 
 from __future__ import annotations
@@ -31,6 +45,24 @@ Number = TypeVar("Number", bound=float)  # an assumed number: float, int or bool
 
 @dataclass(frozen=True)
 class TimeModel:
+    """What `time_to_target` found.
+
+    Attributes
+    ----------
+    time : TimeToTarget or None
+        Every part of the time to target, each field in hours [h]; None when the plan cannot
+        finish (then `infeasible_reason` says why).
+    infeasible_reason : str or None
+        Why the plan cannot finish; None when it can.
+    held_row, total_row : str
+        Input-table row ids of the instance-held time and of the expected time to target
+        (the same row when the plan cannot finish).
+    steady_rate : float
+        Steady throughput at the candidate's instance count [target units/s].
+    rate_row : str
+        Its input-table row id (`throughput:n=<count>`).
+    """
+
     time: TimeToTarget | None
     infeasible_reason: str | None
     held_row: str
@@ -65,6 +97,69 @@ def _assumed(
 
 
 def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> TimeModel:
+    """Expected wall time to one completed training target on the candidate's n instances,
+    and the time the instances are held. Each term is a row of the input table::
+
+        steady      target / throughput(n)                                          [h]
+        checkpoints floor(steady / interval) × save seconds                         [h]
+        evaluation  steady × evaluation fraction                                    [h]
+        T_base      setup + compile + warm-up + steady + checkpoints + evaluation   [h]
+        T           T_base / (1 − λ·n·(t_restart + setup + interval/2))             [h]
+        held        T / (1 − idle fraction)                                         [h]
+
+    When the denominator is ≤ 0 the plan cannot finish: no time is returned, only the reason,
+    and the row `time:total_h` reads T_base / (1 − λ·n·(t_restart + setup + interval/2)) ≤ 0.
+
+    Parameters
+    ----------
+    ev : Evidence
+        The candidate's pooled trials, read for the engine: the throughput at n (measured at
+        n, a scaling fit over ≥ 3 counts, or the published scaling prior), and the measured
+        compile, warm-up, setup, checkpoint, evaluation, failure and restart figures.
+    assumptions : Assumptions
+        What the user states in place of a measurement: `expect_compile_cache_hit`,
+        `checkpoint_interval_s` [s], `failure_rate_per_instance_hour` [1/instance-hour],
+        `restart_s` [s], `idle_fraction` [unitless], and `failure_prior` (a fleet's record
+        that replaces the published failure prior).
+    ledger : Ledger
+        Receives every input row and warning.
+
+    Returns
+    -------
+    TimeModel
+        The time to target (`TimeToTarget`, every part in [h]) or, when the plan cannot
+        finish, None and the reason; the steady throughput at n [target units/s].
+
+    Notes
+    -----
+    - target: the workload's amount of work [target units]; throughput(n) [target units/s].
+    - compile [s]: the mean measured compile of the trials whose clock includes it, those with
+      the expected cache outcome first (`expect_compile_cache_hit`, default a miss); warm-up
+      [s] and setup [s]: the mean measured. Not measured: 0, with a warning.
+    - Warm-up: when a trial's warm-up work is not counted apart (`work.warmup`), its warm-up
+      seconds are on the steady clock the throughput is read on, so the warm-up weighs twice:
+      in the throughput and as the one-time term (the conservative side).
+    - checkpoints: the interval [s] is assumed or measured (Σ steady-clock seconds / Σ saves);
+      the save [s] measured (Σ save seconds / Σ saves). Saves are counted over the steady time
+      only. Without a measured save, or without any interval, checkpoints cost 0, with a
+      warning.
+    - evaluation fraction [unitless]: Σ evaluation seconds / Σ steady-clock seconds.
+    - failures: λ [1/instance-hour] is assumed or `Evidence.failure_rate` (the published
+      failure prior updated with the trials: its mode); t_restart [s] assumed or measured
+      (else the measured checkpoint restore, a lower bound, else 0 with a warning). Each
+      failure costs t_restart + setup + half an interval; with no interval, half of T_base:
+      a failure then loses on average half the run. From T = T_base + λ·n·T·(loss per
+      failure): the expected failures in T, each costing its loss.
+    - idle fraction [unitless]: stated (`idle_fraction`), else 0.
+    - A time past `MAX_HELD_HOURS` is made infeasible by `engine.estimate`, not here.
+
+    References
+    ----------
+    DESIGN.md, "The cost model" (time to target); seeds/000 (the trial phases, warm-up,
+    compile, data loading and checkpoints in the time); Young (1974), Daly (2006): see the
+    module docstring. trncost costs the interval it is given; it does not choose one (Young's
+    optimum would be √(2 × save time × MTBF), with MTBF = 1 / (λ·n)).
+    """
     w, c = ev.workload, ev.candidate
     n = c.instance_count
     unit = w.target.unit

@@ -13,6 +13,11 @@ What varies, and how (each named by its input-table row id):
 check that the vector model reproduces the engine; 1: the evidence's spread). Percentiles are
 order statistics (inverted CDF) over the draws that finish; the share that cannot (failures
 outpace the checkpointed work) is `p_infeasible`, never hidden and never averaged in.
+
+References
+----------
+DESIGN.md, "Analysis on top" (a seeded Monte Carlo over trial variance, failure rate and usage
+gives P10/P50/P90) and principles 9 and 10; docs/estimates.md, "How ranges are built".
 """
 
 from __future__ import annotations
@@ -57,7 +62,18 @@ STATED_USAGE = (
 
 
 class Inputs(EvidenceDraws):
-    """The uncertain inputs of one estimate, read from its evidence and input rows."""
+    """The uncertain inputs of one estimate, read from its evidence and input rows (the
+    module docstring says how each varies): `items`, and the range's `notes` and `basis`.
+
+    Parameters
+    ----------
+    inp : EstimateInput
+        The request the estimate was made from.
+    est : Estimate
+        Its estimate: the input rows give each input's value.
+    model : VectorModel
+        The estimate's vector model (which rows it reads).
+    """
 
     def __init__(self, inp: EstimateInput, est: Estimate, model: VectorModel) -> None:
         self.inp, self.est, self.model = inp, est, model
@@ -224,7 +240,13 @@ Prepared = tuple[Estimate, VectorModel, "Inputs"]
 
 
 def prepare(inp: EstimateInput, est: Estimate | None = None) -> Prepared:
-    """The estimate, its vector model and its uncertain inputs (shared by range and tornado)."""
+    """The estimate of `inp` (made unless `est` is given), its vector model and its
+    uncertain inputs, shared by the range and the tornado.
+
+    Returns
+    -------
+    tuple[Estimate, VectorModel, Inputs]
+    """
     est = est if est is not None else estimate(inp, check_price_overrides=False)
     model = build(inp, est)
     return est, model, Inputs(inp, est, model)
@@ -233,7 +255,23 @@ def prepare(inp: EstimateInput, est: Estimate | None = None) -> Prepared:
 def draw_all(
     inputs: Inputs, rng: np.random.Generator, samples: int, spread: float
 ) -> dict[str, Array]:
-    """One draw of `samples` values per sampled input, scaled toward its value by `spread`."""
+    """One draw of `samples` values per sampled input of `inputs` (from `rng`), moved toward
+    its value by `spread`::
+
+        x = point + spread × (draw − point)
+
+    Parameters
+    ----------
+    samples : int
+        Draws per input [draws].
+    spread : float
+        0: every input at its value; 1: the evidence's spread [unitless].
+
+    Returns
+    -------
+    dict[str, Array]
+        Input row id → its draws [unit of the row].
+    """
     values: dict[str, Array] = {}
     for u in inputs.items:
         if u.draw is None:
@@ -254,9 +292,45 @@ def monte_carlo(
     est: Estimate | None = None,
     prepared: Prepared | None = None,
 ) -> Range:
-    """P10/P50/P90 of total cost and time to target. Same seed, same answer.
+    """P10/P50/P90 of total cost and time to target for `inp`. Same seed, same answer.
 
-    Raises MissingEvidence (no usable trial) like `estimate`, DomainError for a bad request.
+    Each draw evaluates the estimate's own time and cost formulas (estimate/vector.py) at
+    the drawn inputs; the percentiles are order statistics (inverted CDF: the ⌈p·N⌉-th
+    smallest) over the N draws that finish.
+
+    Parameters
+    ----------
+    samples : int
+        Draws [draws], 100 to 2,000,000.
+    seed : int
+        The generator's seed [unitless].
+    spread : float
+        Scales every draw's distance from its value, 0 to 1 [unitless] (0 reproduces the
+        estimate).
+    est : Estimate or None
+        `inp`'s estimate, when already made.
+    prepared : Prepared or None
+        The estimate, vector model and inputs (`prepare`), when already built.
+
+    Returns
+    -------
+    Range
+        P10/P50/P90 of the total [USD] (of the known part [USD] and of each pending quantity
+        [unit of the price] while a price is PENDING), of the time to target and the held
+        time [h]; `p_infeasible` [unitless], the share of draws that cannot finish;
+        `extrapolation_doublings` [doublings]; the varied inputs, the basis and notes.
+
+    Raises
+    ------
+    MissingEvidence
+        No usable trial (as `estimate`).
+    DomainError
+        `samples` or `spread` out of range, or a bad request.
+
+    References
+    ----------
+    DESIGN.md, "Analysis on top" and principles 9 and 10; docs/estimates.md, "How ranges are
+    built" (calibrated by `make calibrate` against MLPerf Training and HPC results).
     """
     if samples < 100 or samples > 2_000_000:
         raise DomainError(f"samples must be between 100 and 2,000,000, got {samples}")

@@ -52,7 +52,8 @@ class Line:
     fixed_quantity: float | None = None
 
     def evaluate(self, held_h: Array, v: Values, factors: Values) -> tuple[Quantity, Quantity]:
-        """(amount USD, pending quantity): the other one is 0."""
+        """(amount [USD], pending quantity [unit of the price]), the other one 0, at held time
+        `held_h` [h] per draw, input rows `v` and price `factors` (the tornado's × price)."""
         if self.fixed_amount is not None:
             return self.fixed_amount * _factor(factors, self.price_row), 0.0
         if self.fixed_quantity is not None:
@@ -86,6 +87,8 @@ def _factor(factors: Values, row: str | None) -> Quantity:
 
 @dataclass
 class Outcome:
+    """The vector model's figures per draw (each field's comment says what, and its unit)."""
+
     known: Array  # USD over priced lines; nan where infeasible
     pending: dict[str, Array]  # price key → quantity; nan where infeasible
     total_h: Array  # inf where infeasible
@@ -95,6 +98,8 @@ class Outcome:
 
 @dataclass
 class VectorModel:
+    """One estimate's time and cost model over arrays; `point`: every row's value."""
+
     inp: EstimateInput
     est: Estimate
     point: dict[str, float]  # the deterministic value of every row the model reads
@@ -110,7 +115,8 @@ class VectorModel:
 
     # -- time ------------------------------------------------------------------------------
     def time(self, v: Values) -> tuple[Array, Array, BoolArray]:
-        """(total seconds, held seconds, feasible) exactly as timing.py computes them."""
+        """(total seconds [s], inf where infeasible; held seconds [s]; feasible) exactly as
+        timing.py computes them, at the row values `v` (any other row at its value)."""
         p = self.point
         rate = np.asarray(v.get(self.rate_row, p[self.rate_row]), dtype=float)
         steady_s = p["workload:target"] / rate
@@ -156,6 +162,7 @@ class VectorModel:
         return total_s, held_s, feasible
 
     def evaluate(self, v: Values, factors: Values | None = None) -> Outcome:
+        """The time and every line at the row values `v` and price `factors` (× price)."""
         total_s, held_s, feasible = self.time(v)
         all_ok = bool(feasible.all())
         held_h = held_s / 3600 if all_ok else np.where(feasible, held_s / 3600, 0.0)
@@ -226,6 +233,12 @@ class _RowReader:
 
 
 def build(inp: EstimateInput, est: Estimate) -> VectorModel:
+    """The vector model of `est` (made from `inp`), checked against it (module docstring).
+
+    Returns
+    -------
+    VectorModel
+    """
     rows = {r.id: r for r in est.inputs}
     point: dict[str, float] = {}
     value = _RowReader(rows, point)

@@ -1,4 +1,5 @@
-"""Price List tiers over numpy arrays: the tiered charge of many quantities at once."""
+"""Price List tiers over numpy arrays: the tiered charge of many quantities at once (the
+float twin of money.tiered_amount, for the range and the tornado)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ Quantity = Array | float  # one value per draw, or one for all draws (broadcast)
 
 @dataclass(frozen=True)
 class Tiers:
-    """Contiguous tiers [begin, end) from 0, as money.tiered_amount charges them."""
+    """Contiguous tiers [begin, end) from 0, as money.tiered_amount charges them: `begin`
+    and `end` in the price's unit, `rate` in USD per unit."""
 
     begin: Array
     end: Array
@@ -27,6 +29,8 @@ class Tiers:
         object.__setattr__(self, "_cum", cum)
 
     def amount(self, q: Quantity) -> Quantity:
+        """The charge of quantity `q` [unit of the price] (per draw, or one for all draws)
+        through the tiers, as money.tiered_amount computes it, in floats [USD]."""
         if self.begin.size == 1 and self.end[0] == np.inf:
             return np.asarray(q, dtype=np.float64) * float(self.rate[0])
         # piecewise linear through (beginᵢ, charged up to it), then the last tier's rate past
