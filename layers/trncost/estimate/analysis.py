@@ -143,6 +143,8 @@ def analyse(
 
 @dataclass(frozen=True)
 class Estimated:
+    """A candidate that has an estimate: its id, its input and its estimate."""
+
     candidate_id: str
     input: EstimateInput
     estimate: Estimate
@@ -150,6 +152,8 @@ class Estimated:
 
 @dataclass(frozen=True)
 class NotEstimated:
+    """A candidate that has no estimate: its id, its input and why (the error)."""
+
     candidate_id: str
     input: EstimateInput
     error: DomainError  # MissingEvidence: the trials do not hold what it needs; or another
@@ -169,10 +173,18 @@ class EachEstimate:
 def estimate_each(
     inputs: Sequence[EstimateInput], *, override_fields: Sequence[str] | None = None
 ) -> EachEstimate:
-    """Estimate every candidate (`estimate`, with the price overrides checked across them: a
-    shared override must name a key one of them uses, in its billing unit; InvalidInput names
-    `override_fields[i]`) and rank them (`rank`). A candidate that cannot be estimated is
-    listed with its error and left out of the ranking; it never stops the others."""
+    """Estimate every candidate of `inputs` (`estimate`, with the price overrides checked
+    across them: a shared override must name a key one of them uses, in its billing unit;
+    InvalidInput names input i's field in `override_fields`) and rank them (`rank`). A
+    candidate that cannot be estimated is listed with its error and left out of the ranking;
+    it never stops the others.
+
+    Returns
+    -------
+    EachEstimate
+        The candidate ids in input order, the estimated and the failed candidates, and the
+        comparison (by total cost [USD] and time [h], with break-even prices).
+    """
     ids = candidate_ids(inputs)
     estimated: list[Estimated] = []
     failed: list[NotEstimated] = []
