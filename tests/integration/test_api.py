@@ -12,6 +12,7 @@ from tests.support.events import saved_price_list
 from tests.support.examples import ROOT
 from tests.support.factories import trial, workload
 from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
+from trncost import __version__
 from trncost.settings import ACCEPT_UPLOADS_ENV, LIVE_PRICES_ENV
 
 
@@ -49,7 +50,7 @@ def seed(call):
 
 def test_the_whole_flow(api):
     taken = seed(api)
-    assert api("GET", "/health") == (200, {"status": "ok", "version": "0.1.0"})
+    assert api("GET", "/health") == (200, {"status": "ok", "version": __version__})
     status, page = api("GET", "/workloads")
     assert status == 200 and [w["workload_id"] for w in page["items"]] == ["wl-api"]
     status, trials = api("GET", "/workloads/wl-api/trials", query={"limit": "1"})
