@@ -225,8 +225,8 @@ def storage(cx: CostContext) -> None:
             months    = held months + months after run
 
     on `cx`'s ledger. A size not stated (EBS per instance, `workload.dataset_gb`,
-    `checkpoints_retained`) or not measured leaves its part out, with a warning. SageMaker
-    volumes are priced at the EBS gp3 rate (warning `sagemaker_storage_at_ebs_rate`).
+    `checkpoints_retained`) or an unmeasured checkpoint size leaves its part out, with a
+    warning. SageMaker volumes are priced at the EBS gp3 rate (`sagemaker_storage_at_ebs_rate`).
 
     References
     ----------

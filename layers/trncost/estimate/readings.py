@@ -287,8 +287,8 @@ class TrialReadings:
             Σ failures / Σ instance-hours   (the trials contradict the prior, or no prior)
 
         Rows `failure:observed`, `failure:prior`, `failure:rate`; warnings
-        `no_failure_prior`, `failure_prior_conflict`, `no_failures_observed` (the point is
-        then 0 and the warning gives the posterior mean).
+        `no_failure_prior`, `failure_prior_conflict`, `no_failures_observed` (no failure: at
+        the default prior shape 1 the point is 0; the warning gives the posterior mean).
 
         Parameters
         ----------

@@ -135,7 +135,8 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
     - target: the workload's amount of work [target units]; throughput(n) [target units/s].
     - compile [s]: the mean measured compile of the trials whose clock includes it, those with
       the expected cache outcome first (`expect_compile_cache_hit`, default a miss); warm-up
-      [s] and setup [s]: the mean measured. Not measured: 0, with a warning.
+      [s] and setup [s]: the mean measured. Not measured: 0, with a warning (none for setup:
+      most clocks have no such part).
     - Warm-up: when a trial's warm-up work is not counted apart (`work.warmup`), its warm-up
       seconds are on the steady clock the throughput is read on, so the warm-up weighs twice:
       in the throughput and as the one-time term (the conservative side).
@@ -146,7 +147,8 @@ def time_to_target(ev: Evidence, assumptions: Assumptions, ledger: Ledger) -> Ti
     - evaluation fraction [unitless]: Σ evaluation seconds / Σ steady-clock seconds.
     - failures: λ [1/instance-hour] is assumed or `Evidence.failure_rate` (the published
       failure prior updated with the trials: its mode); t_restart [s] assumed or measured
-      (else the measured checkpoint restore, a lower bound, else 0 with a warning). Each
+      (else the measured checkpoint restore, a lower bound; else 0, with a warning when
+      failures are expected). Each
       failure costs t_restart + setup + half an interval; with no interval, half of T_base:
       a failure then loses on average half the run. From T = T_base + λ·n·T·(loss per
       failure): the expected failures in T, each costing its loss.
