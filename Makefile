@@ -89,8 +89,8 @@ synth: $(VENV_STAMP) $(NODE_STAMP) ## synthesize all stages to cdk.out (offline)
 deploy: $(VENV_STAMP) $(NODE_STAMP) ## deploy STAGE (default dev) to the current AWS credentials
 	$(CDK) deploy --no-notices -c stage=$(STAGE) '$(STAGE)/*'
 
-openapi: $(VENV_STAMP) ## regenerate openapi.json from the API routes
-	$(VENV)/bin/python -m trncost.api.openapi openapi.json
+openapi: $(VENV_STAMP) ## regenerate the OpenAPI document, layers/trncost/api/openapi.json (openapi.json links to it)
+	$(VENV)/bin/python -m trncost.api.openapi layers/trncost/api/openapi.json
 
 checkov: $(VENV_STAMP) $(CHECKOV_STAMP) ## checkov over the synthesized templates (findings not acknowledged in stacks/checkov.py)
 	$(VENV)/bin/python -m pytest -q tests/infra/test_checkov.py

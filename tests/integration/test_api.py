@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 
@@ -208,23 +209,35 @@ def test_rejected_ingests_are_visible(api, table):
     assert status == 200 and page["items"][0]["reason"] == "no trncost:workload tag"
 
 
-def test_openapi_json_in_the_repo_is_current(api):
+def test_the_checked_in_openapi_document_is_the_generated_one():
+    # Given the document the package ships, and the repository's openapi.json (a link to it)
+    from trncost.api.app import SPEC_FILE
     from trncost.api.openapi import render
 
-    checked_in = (ROOT / "openapi.json").read_text()
-    assert checked_in == render(), "openapi.json is stale: run `make openapi`"
+    assert (ROOT / "openapi.json").resolve() == SPEC_FILE.resolve()
+    # When the document is generated from the routes, Then the file is that output
+    assert SPEC_FILE.read_text(encoding="utf-8") == render(), "stale: run `make openapi`"
+
+
+def test_openapi_json_and_swagger_ui_serve_the_checked_in_document(api):
+    from trncost.api.app import SPEC_FILE
+
+    # Given the checked-in document
+    spec = SPEC_FILE.read_text(encoding="utf-8")
+    # When /openapi.json is asked for, Then it is that document
     status, doc = api("GET", "/openapi.json")
-    assert status == 200 and doc["info"]["title"] == "trncost"
-    for path in (
-        "/workloads",
-        "/workloads/{workload_id}/estimates",
-        "/prices/snapshots",
-        "/estimates/{estimate_id}/report",
-    ):
-        assert path in doc["paths"]
-    status, docs = api("GET", "/docs")
-    assert status == 200 and "swagger" in docs.lower()
-    assert "https://" not in docs.split("<body", 1)[0]  # self-contained: no CDN
+    assert status == 200 and doc == json.loads(spec)
+    assert doc["info"]["title"] == "trncost" and "/workloads/{workload_id}/trials" in doc["paths"]
+    # When /docs is asked for, Then Swagger UI shows that very document, as written
+    status, page = api("GET", "/docs")
+    assert status == 200 and "SwaggerUIBundle" in page
+    assert spec.replace("</", "<\\/") in page
+    assert "Create a workload" in page  # a summary written in trncost.api.docs
+    # and it is self-contained: no script or stylesheet fetched from anywhere (no CDN)
+    assert "https://" not in page.split("<body", 1)[0]
+    assert re.search(r"<(script|link)\b[^>]*\b(src|href)=", page) is None
+    # and the document it names (Swagger UI's link) is the same one
+    assert api("GET", "/docs", query={"format": "json"}) == (200, doc)
 
 
 def test_comparisons_rank_range_and_decide(api):

@@ -1,5 +1,7 @@
 """schemathesis over the API's own OpenAPI document, in-process (WSGI, no socket), on moto:
-positive and negative requests for every operation, and not one response ≥ 500."""
+positive and negative requests for every operation, and not one response ≥ 500. The stage is
+whole (a trial plan state machine included): once the documented example workload exists, the
+documented trial plan reaches Step Functions, which a stage without one answers with a 503."""
 
 from __future__ import annotations
 
@@ -11,9 +13,15 @@ from hypothesis import HealthCheck, settings
 from moto import mock_aws
 
 from tests.support.handlers import api_schema, load_handler
-from trncost.settings import CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
+from trncost.settings import (
+    CATALOG_ENV,
+    LIVE_PRICES_ENV,
+    STATE_MACHINE_ARN_ENV,
+    TABLE_NAME_ENV,
+)
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
+from trncost.workflow.definition import render, substitutions
 
 pytestmark = pytest.mark.slow
 
@@ -35,12 +43,17 @@ SEEN: dict[str, int] = {"requests": 0, "5xx": 0}
 
 @pytest.fixture(scope="module", autouse=True)
 def moto_backend():
-    saved = {k: os.environ.get(k) for k in ENV}
+    saved = {k: os.environ.get(k) for k in (*ENV, STATE_MACHINE_ARN_ENV)}
     os.environ.update(ENV)
     with mock_aws():
         import boto3
 
         boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs("trncost-fuzz"))
+        os.environ[STATE_MACHINE_ARN_ENV] = boto3.client("stepfunctions").create_state_machine(
+            name="trial-plans",
+            definition=render(substitutions("arn:aws:lambda:us-east-1:123456789012:function:s")),
+            roleArn="arn:aws:iam::123456789012:role/sfn",
+        )["stateMachineArn"]
         API.services = Wiring()  # this module's sandbox, fresh inside the mock
         yield
         API.services = Wiring()  # this module's sandbox, fresh inside the mock

@@ -19,6 +19,7 @@ from tests.support.examples import EXAMPLE_DIR, ROOT
 from tests.support.handlers import FakeContext, api_event, lambda_env, load_handler
 from tests.support.moto_env import mocked_aws
 from trncost.api import docs
+from trncost.api.app import SPEC_FILE
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
     CATALOG_ENV,
@@ -27,7 +28,7 @@ from trncost.settings import (
 )
 from trncost.workflow.definition import render, substitutions
 
-DOCUMENT = json.loads((ROOT / "openapi.json").read_text())
+DOCUMENT = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
 BUNDLED_PRICES = ROOT / "client" / "trncost_client" / "local" / "data" / "saved_price_list.json"
 CATALOG = {
     "instance_types": ["trn2.48xlarge", "trn3.48xlarge", "p5.48xlarge", "c7i.16xlarge"],

@@ -31,9 +31,16 @@ from tests.support.reliability_bodies import from_schema
 from tests.support.reliability_kit import AWS_ENV, figure
 from trncost.model import Workload
 from trncost.model.requests import EstimateRequest
-from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV, TABLE_NAME_ENV
+from trncost.settings import (
+    ACCEPT_UPLOADS_ENV,
+    CATALOG_ENV,
+    LIVE_PRICES_ENV,
+    STATE_MACHINE_ARN_ENV,
+    TABLE_NAME_ENV,
+)
 from trncost.store.schema import TABLE
 from trncost.wiring import Wiring
+from trncost.workflow.definition import render, substitutions
 from trncost_client.local.gateway import proxy_event, response_parts
 
 pytestmark = pytest.mark.slow
@@ -88,6 +95,16 @@ def world():
             import boto3
 
             boto3.client("dynamodb").create_table(**TABLE.create_table_kwargs(TABLE_NAME))
+            # a whole stage: the documented trial plan reaches Step Functions (no 503 for lack
+            # of a state machine) once the documented example workload exists
+            arn = boto3.client("stepfunctions").create_state_machine(
+                name="trial-plans",
+                definition=render(
+                    substitutions("arn:aws:lambda:us-east-1:123456789012:function:s")
+                ),
+                roleArn="arn:aws:iam::123456789012:role/sfn",
+            )["stateMachineArn"]
+            mp.setenv(STATE_MACHINE_ARN_ENV, arn)
             API.services = Wiring()  # this module's sandbox, fresh inside the mock
             _seed()
             yield

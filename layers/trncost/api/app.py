@@ -1,6 +1,5 @@
 """The HTTP API: one Powertools resolver with the route modules included (each on the first
-request that needs it, all of them for the OpenAPI document), validated by Powertools, its
-OpenAPI document generated from the routes (`openapi.json`).
+request that needs it, all of them for the OpenAPI document), validated by Powertools.
 
     api/workloads.py    workloads, trials, rejected ingests
     api/estimates.py    estimates, their versions and reports; comparisons (stored, by id)
@@ -9,8 +8,11 @@ OpenAPI document generated from the routes (`openapi.json`).
     api/errors.py       every error → its status code, in one place
     api/context.py      the services of the request being answered, its caller
     api/bodies.py       the error and health bodies, the base of every schema
+    api/openapi.py      writes the OpenAPI document from the routes (`make openapi`)
     api/docs.py         what the OpenAPI document says beyond the code: summaries,
                         descriptions, examples, status codes (a test sends every example)
+    api/openapi.json    that document, checked in (the repository's `openapi.json` links to
+                        it): served as it is at /openapi.json and shown by Swagger UI at /docs
 
 A route validates, calls one service, and returns. `handle` is the Lambda entry: it turns
 what Powertools would answer with a 500 (oversized, non-UTF-8, non-JSON bodies) into 4xx
@@ -21,7 +23,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
+import functools
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
@@ -29,7 +33,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from trncost import __version__, safejson
 from trncost.api import errors
-from trncost.api.bodies import ErrorBody, Health
+from trncost.api.bodies import Health
 from trncost.api.context import serving
 from trncost.api.errors import error
 from trncost.wiring import Wiring
@@ -38,36 +42,40 @@ MAX_BODY_BYTES = 1024 * 1024
 # A trial log import carries log text (capped by the service): up to Lambda's 6 MB payload.
 LOG_IMPORT_MAX_BODY_BYTES = 6 * 1000 * 1000 - 1
 LOG_IMPORT_SUFFIX = "/trials/import"
-TITLE = "trncost"
-DESCRIPTION = (
-    "What it costs to reach a training target on AWS Trainium3 (and the alternatives), from "
-    "your own trials and official AWS prices, every number traceable."
-)
 
 app = APIGatewayRestResolver(enable_validation=True)
 errors.register(app)
+
+# The OpenAPI document, checked in inside the package so the layer ships it: written by
+# `make openapi` (trncost.api.openapi), served as it is; a test fails when it is stale.
+SPEC_FILE = Path(__file__).with_name("openapi.json")
 DOCS_PATH = "/docs"
+# Swagger UI's script and stylesheet as Powertools bundles them: inlined, no CDN.
+SWAGGER_UI = "aws_lambda_powertools.event_handler.openapi.swagger_ui"
 
 
-class _Docs:
-    """The Swagger UI route, added on the first request for it: enable_swagger imports
-    Powertools' OpenAPI models (~90 ms of a cold start) that no other route needs."""
+@functools.cache
+def spec_text() -> str:
+    """The checked-in OpenAPI document, byte for byte."""
+    return SPEC_FILE.read_text(encoding="utf-8")
 
-    enabled = False
 
-    @classmethod
-    def enable(cls) -> None:
-        if not cls.enabled:
-            _Routes.include()
-            app.enable_swagger(
-                path=DOCS_PATH, title=TITLE, version=__version__, description=DESCRIPTION
-            )
-            cls.enabled = True
+@functools.cache
+def docs_page() -> str:
+    """Swagger UI over the checked-in document, self-contained: its script, stylesheet and the
+    document are in the page (`</` escaped, so the document cannot end a script)."""
+    from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import (
+        generate_swagger_html,
+    )
 
-    @classmethod
-    def when_asked(cls, event: dict[str, Any]) -> None:
-        if not cls.enabled and str(event.get("path") or "").rstrip("/").endswith(DOCS_PATH):
-            cls.enable()
+    bundle = resources.files(SWAGGER_UI)
+    return generate_swagger_html(
+        spec_text().replace("</", "<\\/"),
+        (bundle / "swagger-ui-bundle.min.js").read_text(encoding="utf-8"),
+        (bundle / "swagger-ui.min.css").read_text(encoding="utf-8"),
+        "",  # no base URL: script and stylesheet inlined
+        None,  # no OAuth2: a deployed stage takes IAM (SigV4)
+    )
 
 
 # -- health and docs ----------------------------------------------------------------------------
@@ -76,43 +84,31 @@ def health() -> Health:
     return Health(status="ok", version=__version__)
 
 
-# What the Lambda entry answers before any route runs, on every operation with a body.
-BODY_ERRORS = {
-    400: "the body is not JSON trncost parses safely: not UTF-8 (or base64), malformed, nested"
-    f" deeper than {safejson.MAX_JSON_DEPTH} levels, or an integer of more than"
-    f" {safejson.MAX_INTEGER_DIGITS} digits",
-    413: f"the body is larger than {MAX_BODY_BYTES} bytes",
-    415: "a POST whose content-type is not application/json",
-}
-
-
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI document: generated from the routes, completed by trncost.api.docs
-    (summaries, descriptions, examples, the real status codes and error schema)."""
-    from trncost.api import docs
-
-    _Routes.include()
-    document: dict[str, Any] = json.loads(
-        app.get_openapi_json_schema(title=TITLE, version=__version__, description=DESCRIPTION)
-    )
-    schemas = document.setdefault("components", {}).setdefault("schemas", {})
-    schemas["ErrorBody"] = ErrorBody.model_json_schema()
-    return docs.complete(document, BODY_ERRORS)
-
-
 # A raw Response is not a schema type: no return annotation, or Powertools documents one.
 @app.get("/openapi.json", tags=["meta"], include_in_schema=False)
 def openapi():
-    return Response(
-        status_code=200, content_type="application/json", body=json.dumps(openapi_document())
-    )
+    return Response(status_code=200, content_type="application/json", body=spec_text())
+
+
+@app.get(DOCS_PATH, tags=["meta"], include_in_schema=False)
+def swagger_ui():
+    # The page names its document `/docs?format=json` (Swagger UI shows it as a link)
+    if (app.current_event.query_string_parameters or {}).get("format") == "json":
+        return openapi()
+    return Response(status_code=200, content_type="text/html", body=docs_page())
+
+
+def routed_app() -> APIGatewayRestResolver:
+    """The resolver with every route module included: what the OpenAPI document is made from."""
+    _Routes.include()
+    return app
 
 
 class _Routes:
     """The route modules, each included (imported, its models built) on the first request
     for one of its paths: a cold start loads what its first request needs, not every
-    module's models. The OpenAPI document, the docs and a path no module claims include
-    them all (so an unknown path is the full app's 404)."""
+    module's models. The health check and the docs need none (the document is a file); a
+    path no module claims includes them all (so an unknown path is the full app's 404)."""
 
     included: set[str] = set()
     ALL = ("workloads", "estimates", "prices", "trial_plans")
@@ -129,7 +125,7 @@ class _Routes:
         parts = [p for p in path.split("/") if p]
         first = parts[0] if parts else ""
         nested = parts[2] if len(parts) >= 3 and first == "workloads" else None
-        if first == "health":
+        if first in ("health", "docs", "openapi.json"):
             return ()
         if first == "prices":
             return ("prices",)
@@ -197,7 +193,6 @@ def handle(event: dict[str, Any], context: Any, services: Wiring) -> dict[str, A
     if early is not None:
         return _proxy(early)
     try:
-        _Docs.when_asked(event)
         _Routes.include(_Routes.for_path(str(event.get("path") or "")))
         with serving(services):
             return app.resolve(event, context)
@@ -206,11 +201,12 @@ def handle(event: dict[str, Any], context: Any, services: Wiring) -> dict[str, A
 
 
 def warm_up(services: Wiring) -> None:
-    """What the first requests would do, done ahead (before a SnapStart snapshot): the docs
-    route and its models, the OpenAPI document, one request through validation. Nothing here
-    calls AWS, so no client, credential or connection is made."""
-    _Docs.enable()
-    openapi_document()
+    """What the first requests would do, done ahead (before a SnapStart snapshot): every route
+    module included and each route's validation built (Powertools builds a route's models for
+    its OpenAPI schema as for its first request), the docs page, one request through
+    validation. Nothing here calls AWS, so no client, credential or connection is made."""
+    routed_app().get_openapi_schema()
+    docs_page()
     handle(
         {"httpMethod": "GET", "path": "/health", "headers": {}, "requestContext": {}},
         None,

@@ -7,8 +7,7 @@ status codes it really answers with and when, and the success status and media t
 uses (201 for what creates, `text/html` for the reports). Every error is `ErrorBody`
 ({error, message, fields}: `trncost.api.errors`), documented for each status an operation can
 answer with; Powertools' own `HTTPValidationError` ({detail: [...]}) is never answered and is
-removed. Schemas are named by their titles (`AssumedFraction`, `WorkloadPage`), not by
-pydantic's spelling of a generic type.
+removed. (How schemas are named, one per model, is trncost.api.openapi's.)
 
 `OPERATIONS` must name every operation of the document and nothing else: `complete` raises
 otherwise, so a new route without its documentation fails `make openapi` and the tests.
@@ -19,7 +18,6 @@ checks each answer against what is documented.
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -461,19 +459,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
 }
 
-# Every operation with a body can meet these before any route runs (trncost.api.app).
-BODY_ERRORS = {
-    400: "the body is not JSON trncost parses safely: not UTF-8 (or base64), malformed, "
-    "nested deeper than 64 levels, or an integer of more than 30 digits",
-    413: "the body is larger than 1 MiB",
-    415: "a POST whose content-type is not application/json",
-}
-
 
 def complete(document: dict[str, Any], body_errors: dict[int, str]) -> dict[str, Any]:
     """The generated `document`, completed as the module says (a new dict)."""
     doc = copy.deepcopy(document)
-    _rename_schemas_by_title(doc)
     seen = set()
     for path, operations in doc.get("paths", {}).items():
         for method, operation in operations.items():
@@ -533,42 +522,3 @@ def _document(operation: dict[str, Any], op: Operation, body_errors: dict[int, s
     for parameter in operation.get("parameters", []):
         if parameter["name"] in op.params:
             parameter["example"] = op.params[parameter["name"]]
-
-
-_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
-
-
-def _rename_schemas_by_title(doc: dict[str, Any]) -> None:
-    """Name each component schema by its title where pydantic's name is not one a person can
-    read (a generic's parameters spelled out), when that title is free."""
-    schemas: dict[str, Any] = doc.get("components", {}).get("schemas", {})
-    renames: dict[str, str] = {}
-    taken = set(schemas)
-    for name, schema in schemas.items():
-        title = schema.get("title") if isinstance(schema, dict) else None
-        base, dash, mode = name.rpartition("-")
-        if not (dash and mode in ("Input", "Output")):
-            base, mode = name, ""
-        if isinstance(title, str) and _IDENTIFIER.match(title) and not _IDENTIFIER.match(base):
-            new = f"{title}-{mode}" if mode else title  # pydantic's -Input/-Output kept
-            if new not in taken:
-                renames[name] = new
-                taken.add(new)
-    if not renames:
-        return
-    doc["components"]["schemas"] = {renames.get(k, k): v for k, v in schemas.items()}
-    prefix = "#/components/schemas/"
-    refs = {prefix + old: prefix + new for old, new in renames.items()}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref in refs:
-                node["$ref"] = refs[ref]
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(doc)
