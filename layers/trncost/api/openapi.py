@@ -1,5 +1,5 @@
-"""The OpenAPI document: generated from the routes by Powertools, its schemas named by their
-titles, completed by trncost.api.docs (summaries, descriptions, examples, the real status codes and
+"""The OpenAPI document: generated from the routes by Powertools, its schemas named once each,
+completed by trncost.api.docs (summaries, descriptions, examples, the real status codes and
 the one error schema).
 
 `python -m trncost.api.openapi FILE` writes it (`make openapi` writes `SPEC_FILE`,
@@ -39,8 +39,8 @@ SCHEMA_REF = "#/components/schemas/"
 
 
 def document() -> dict[str, Any]:
-    """The OpenAPI document: generated from the routes, schemas named by their titles,
-    completed by trncost.api.docs."""
+    """The OpenAPI document: generated from the routes, one schema per model, named by its
+    title, completed by trncost.api.docs."""
     generated: dict[str, Any] = json.loads(
         routed_app().get_openapi_json_schema(
             title=TITLE, version=__version__, description=DESCRIPTION
@@ -48,8 +48,38 @@ def document() -> dict[str, Any]:
     )
     schemas = generated.setdefault("components", {}).setdefault("schemas", {})
     schemas["ErrorBody"] = ErrorBody.model_json_schema()
+    one_schema_per_model(generated)
     name_schemas_by_title(generated)
     return docs.complete(generated, BODY_ERRORS)
+
+
+_TWIN = re.compile(r"^(?P<model>.+)-(?P<mode>Input|Output)$")
+
+
+def one_schema_per_model(doc: dict[str, Any]) -> None:
+    """One schema per model, in place. pydantic names a model used both in a request and in an
+    answer twice when the two forms differ, `X-Input` (what validates) and `X-Output` (what
+    it serializes to: a Decimal as a string only); Powertools (3.37) has no option for
+    pydantic's `separate_input_output_schemas=False`. Each pair becomes `X`, its validation
+    form, as that option makes it: what the API accepts, and what it answers validates
+    against it too (a Decimal answered as a string is one of the forms it accepts;
+    tests/integration/test_openapi_examples.py checks every answer against the document)."""
+    schemas: dict[str, Any] = doc.get("components", {}).get("schemas", {})
+    renames: dict[str, str] = {}
+    for name in schemas:
+        twin = _TWIN.match(name)
+        if twin is None or twin["mode"] != "Input":
+            continue
+        model = twin["model"]
+        if f"{model}-Output" in schemas and model not in schemas:
+            renames[name] = renames[f"{model}-Output"] = model
+    if renames:
+        doc["components"]["schemas"] = {
+            renames.get(name, name): schema
+            for name, schema in schemas.items()
+            if not (name in renames and name.endswith("-Output"))
+        }
+        _rename_refs(doc, renames)
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
@@ -66,13 +96,9 @@ def name_schemas_by_title(doc: dict[str, Any]) -> None:
         title = schema.get("title") if isinstance(schema, dict) else None
         if not isinstance(title, str) or not _IDENTIFIER.match(title):
             continue
-        base, dash, mode = name.rpartition("-")
-        if not (dash and mode in ("Input", "Output")):
-            base, mode = name, ""
-        new = f"{title}-{mode}" if mode else title  # pydantic's -Input/-Output kept
-        if not _IDENTIFIER.match(base) and new not in taken:
-            renames[name] = new
-            taken.add(new)
+        if not _IDENTIFIER.match(name) and title not in taken:
+            renames[name] = title
+            taken.add(title)
     if renames:
         doc["components"]["schemas"] = {renames.get(k, k): v for k, v in schemas.items()}
         _rename_refs(doc, renames)
