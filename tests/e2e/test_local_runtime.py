@@ -3,6 +3,7 @@ browser."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -133,6 +134,42 @@ def test_the_report_renders_in_headless_chromium(server, tmp_path):
         "instances",
     ):
         assert text in dom, text
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium not installed")
+def test_swagger_ui_at_docs_shows_the_checked_in_document(server, tmp_path):
+    from trncost.api.app import SPEC_FILE
+
+    # Given the checked-in document, with a summary for every operation
+    document = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
+    summaries = [op["summary"] for ops in document["paths"].values() for op in ops.values()]
+    # When a browser opens /docs
+    dom = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=15000",
+            "--dump-dom",
+            f"{server.url}/docs",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    # Then Swagger UI has rendered that document: its operations by their summaries, and its
+    # one error schema (never Powertools' HTTPValidationError)
+    text = html.unescape(dom)
+    assert "swagger-ui" in dom and "opblock-summary-description" in dom
+    assert [s for s in summaries if s not in text] == []
+    assert "ErrorBody" in text and "HTTPValidationError" not in text
 
 
 def _seeded(server, kind: str) -> dict[str, str]:
