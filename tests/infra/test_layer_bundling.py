@@ -195,6 +195,9 @@ def test_the_layer_is_the_whole_package_and_nothing_of_the_client_side(layer_sit
     assert shipped == source
     assert (layer_site / PACKAGE / "estimate" / "engine.py").is_file()
     assert not (layer_site / "trncost_client").exists()
+    # and its data: the OpenAPI document the API serves at /openapi.json and /docs
+    shipped_spec = layer_site / PACKAGE / "api" / "openapi.json"
+    assert shipped_spec.read_bytes() == (LAYERS_DIR / PACKAGE / "api" / "openapi.json").read_bytes()
 
 
 def test_no_handler_reaches_the_client_side(layer_site: Path) -> None:
