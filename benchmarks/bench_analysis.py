@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from trncost.estimate import monte_carlo, tornado
 from trncost.estimate.uncertainty import draw_all, prepare
 from trncost.model import Assumptions, EstimateInput
@@ -49,7 +47,7 @@ def main(runs: int = 30) -> int:
     swung = [u.row_id for u in inputs.items]
 
     def kernel():
-        draw_all(inputs, np.random.default_rng(SEED), SAMPLES, 1.0)
+        draw_all(inputs, SEED, SAMPLES, 1.0)
 
     def analysis():
         # from the EstimateInput: estimate, vector model, uncertain inputs, draws, percentiles,

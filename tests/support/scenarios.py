@@ -10,7 +10,9 @@ from tests.support.factories import candidate, inputs, instance_quote, snapshot,
 from trncost.model import EstimateInput
 
 
-# Example 1: all six components, no failures, a 20 % idle share.
+# Example 1: all six components, no failures, a 20 % idle share. The failure rate is stated as 0
+# so the arithmetic is the cost model's alone (the failure posterior has its own worked tests in
+# tests/unit/test_failure_posterior.py).
 def example_one():
     t = trial(
         "t-1",
@@ -49,11 +51,15 @@ def example_one():
             "data_preparation": {"instance_type": "c7i.16xlarge", "instance_hours": 10},
             "engineering_hours": 10,
             "engineering_hourly_usd": "100",
+            "failure_rate_per_instance_hour": 0,
         },
     )
 
 
-# Example 2: measured failures (the fixed point), usage scaled from the trial, PENDING price.
+# Example 2: failures at the trial's own rate, stated (the fixed point with a measured restart),
+# usage scaled from the trial, PENDING price. The trial's 2 failures in 13.33 instance-hours are
+# stated as the rate so the fixed point is hand-checkable; what the failure posterior makes of
+# them is tests/unit/test_failure_posterior.py's.
 def example_two():
     t = trial(
         "t-a",
@@ -77,7 +83,7 @@ def example_two():
         cand=candidate("trn3.48xlarge", 4),
         trials=[t],
         prices=snapshot(),
-        assumptions={"checkpoint_interval_s": 1800},
+        assumptions={"checkpoint_interval_s": 1800, "failure_rate_per_instance_hour": 0.15},
     )
 
 

@@ -125,9 +125,11 @@ def test_cli_compare_ranks_ranges_and_decides(capsys, tmp_path):
     out = capsys.readouterr().out
     for text in (
         "Decision: continue_trials",
-        "Ranking (within comparable groups)",
+        "Ranking within comparable groups, by expected total per target over paired draws",
         "4× p5.48xlarge",
-        "P10/P50/P90",
+        "P10–P90",
+        "P50",
+        "p cheapest",
         "break-even",
         "price_pending",
     ):

@@ -18,9 +18,11 @@ PRICES = snapshot(instance_quote("trn2.48xlarge", "36"))
 
 
 def simple(**assumptions):
-    # 1e5 tokens/s at 2 instances → 20 h per target; no failure, no idle
+    # 1e5 tokens/s at 2 instances → 20 h per target; no failure (stated: the runway's arithmetic
+    # alone), no idle
     t = trial("t-1", phase="target", count=2, work=3.6e8, wall={"steady_s": 3600})
-    return estimate(inputs(trials=[t], prices=PRICES, assumptions=assumptions))
+    stated = {"failure_rate_per_instance_hour": 0, **assumptions}
+    return estimate(inputs(trials=[t], prices=PRICES, assumptions=stated))
 
 
 def test_paced_runway_limited_by_expiry_hand_checked():
@@ -65,7 +67,10 @@ def test_lines_the_credits_do_not_cover_are_named_with_their_cost():
 
 def test_a_pending_covered_price_gives_the_runway_as_a_function_of_the_price():
     t = trial("t-1", instance_type="trn3.48xlarge", phase="target", work=3.6e8)
-    est = estimate(inputs(cand=candidate("trn3.48xlarge"), trials=[t], prices=PRICES))
+    no_failure = {"failure_rate_per_instance_hour": 0}  # stated: the runway's arithmetic alone
+    est = estimate(
+        inputs(cand=candidate("trn3.48xlarge"), trials=[t], prices=PRICES, assumptions=no_failure)
+    )
     r = credits_runway(
         est, Credits(amount_usd="10000", expires_on="2027-01-01"), as_of="2026-01-01"
     )
@@ -117,7 +122,8 @@ def test_a_paced_runway_runs_out_during_a_target_not_in_the_gap_after_it():
     # 3.0e7 tokens / 3,600 s = 8,333.3 tokens/s at 2 → 7.2e9 / 8,333.3 = 864,000 s = 240 h = 10
     # days a target; per target 2 × 240 h × $36 = $17,280; once: the trial 2 × 1 h × $36 = $72
     t = trial("t-1", phase="target", count=2, work=3.0e7, wall={"steady_s": 3600})
-    est = estimate(inputs(trials=[t], prices=PRICES))
+    no_failure = {"failure_rate_per_instance_hour": 0}  # stated: the runway's arithmetic alone
+    est = estimate(inputs(trials=[t], prices=PRICES, assumptions=no_failure))
     assert est.time.held_h == pytest.approx(240)
     # $72 + 2.5 targets: two whole targets, then half of the third
     credits = Credits(amount_usd="43272", expires_on="2027-01-01", targets_per_month=1)

@@ -375,8 +375,9 @@ def test_the_warm_up_is_on_the_same_clock_as_its_work():
 def test_setup_time_counts_once_per_run_and_per_restart():
     # other_s: 600 s of SageMaker starting/downloading/uploading per run
     t = [verified(tid, wall={"steady_s": 3600, "restart_s": 300, "other_s": 600}) for tid in "ab"]
-    plain = estimate(case([verified("a"), verified("b")]))
-    est = estimate(case(t))
+    rate = {"failure_rate_per_instance_hour": 0.5, "checkpoint_interval_s": 1800}  # stated alike
+    plain = estimate(case([verified("a"), verified("b")], **rate))
+    est = estimate(case(t, **rate))
     assert est.time.setup_h == pytest.approx(600 / 3600)
     # T = T_base / (1 − λ·n·(restart + setup + interval/2)): more than the setup alone
     assert est.time.total_h - plain.time.total_h > 600 / 3600

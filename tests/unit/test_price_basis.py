@@ -98,6 +98,7 @@ def test_a_what_if_override_is_assumed_and_gets_a_headline_badge():
     inp = example_two()
     over = {
         "checkpoint_interval_s": 1800,
+        "failure_rate_per_instance_hour": 0.15,  # example two's, stated (its fixed point)
         "price_overrides": [
             {
                 "key": {"service": "AmazonEC2", "region": "us-east-1", "item": "trn3.48xlarge"},
@@ -265,6 +266,7 @@ def test_a_sagemaker_candidate_is_priced_from_the_sagemaker_training_price():
             cand=candidate(instance_type, 2, platform="sagemaker"),
             trials=[t],
             prices=sagemaker_prices(),
+            assumptions={"failure_rate_per_instance_hour": 0},  # the billing arithmetic alone
         )
     )
     name = f"2× {instance_type}"

@@ -17,10 +17,8 @@ from hypothesis import strategies as st
 from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial, workload
 from tests.support.scenarios import scenarios
 from trncost.estimate import analyse, estimate, fit_scaling, monte_carlo, tornado
-from trncost.estimate.failure_prior import per_accelerator_hour, posterior, prior_for, published
 from trncost.estimate.scaling import FitPredictive, bootstrap
 from trncost.estimate.scaling_prior import PRIOR, exponent_prior
-from trncost.model import FleetFailurePrior
 from trncost.report import render_analysis_report
 from trncost_client.requestfile import load_request_file, request_inputs
 
@@ -47,40 +45,6 @@ def short_trial(trial_id="t-1", count=2, steady_s=600.0, failures=0, **over):
 
 
 # -- the failure prior ------------------------------------------------------------------------
-def test_the_published_failure_prior_is_pooled_from_its_sources_hand_checked():
-    # Llama 3: 419 in 16,384 × 54 × 24 = 21,233,664 GPU-h; Lablup: 10 in 504 × 55 × 24 =
-    # 665,280; OPT: 54 in 992 × 56 × 24 = 1,333,248 → 483 / 23,232,192 = 2.0790e-5 per GPU-h
-    rate, failures, hours = per_accelerator_hour()
-    assert (failures, hours) == (483, 23_232_192)
-    assert rate == pytest.approx(2.0790e-5, rel=1e-4)
-    data = published()
-    for src in data["sources"]:
-        assert src["url"].startswith("https://") and src["published"] and src["counted"]
-    # trn2.48xlarge has 16 chips: mean 3.3264e-4 per instance-hour, shape 1 → 3,006 instance-h
-    prior = prior_for("trn2.48xlarge", None)
-    assert prior.mean == pytest.approx(16 * 2.0790e-5, rel=1e-4)
-    assert prior.rate == pytest.approx(3006.2, rel=1e-4)
-    assert prior.provenance.kind == "published_reference"
-    assert prior_for("x9.unknown", None) is None  # accelerators unknown: no prior, no guess
-
-
-def test_gamma_poisson_update_and_the_conflict_rule_hand_checked():
-    # 0 failures in 2 × 0.1667 h: Gamma(1, 3006.2 + 0.333): mode 0, mean 3.326e-4
-    post = posterior([short_trial()], "trn2.48xlarge", None)
-    assert post.uses_prior and post.failures == 0
-    assert (post.shape, post.point) == (1.0, 0.0)
-    assert post.rate == pytest.approx(3006.2 + 2 * 600 / 3600, rel=1e-4)
-    # 3 failures in 0.333 instance-h: the prior's predictive mean is 1.1e-4 failures, so
-    # P(F ≥ 3) ≈ 1e-12 < 1 %: the trials contradict it and speak alone (Jeffreys)
-    bad = short_trial(failures=3)
-    post = posterior([bad], "trn2.48xlarge", None)
-    assert post.conflict_p is not None and post.conflict_p < 0.01
-    assert post.point == pytest.approx(3 / bad.instance_hours)
-    assert (post.shape, post.rate) == (3.5, pytest.approx(bad.instance_hours))
-    est = estimate(inputs(trials=[bad], prices=PRICES))
-    assert "failure_prior_conflict" in {w.code for w in est.warnings}
-
-
 def test_minutes_of_trials_no_longer_make_long_plans_infeasible():
     # 10 minutes on 2 instances, no failure; the plan: 64 instances for ~1,000 hours
     t = short_trial()
@@ -100,24 +64,6 @@ def test_minutes_of_trials_no_longer_make_long_plans_infeasible():
     rows = {row.id: row for row in estimate(inp).inputs}
     assert rows["failure:prior"].provenance.kind == "published_reference"
     assert rows["failure:rate"].provenance.inputs == ["failure:prior", "failure:observed"]
-
-
-def test_your_fleet_record_replaces_the_published_prior():
-    fleet = FleetFailurePrior(
-        interruptions=30, accelerator_hours=100_000, source="our 2026 fleet log"
-    )
-    base = inputs(trials=[short_trial()], prices=PRICES)
-    own = base.model_copy(
-        update={"assumptions": base.assumptions.model_copy(update={"failure_prior": fleet})}
-    )
-    rows = {row.id: row for row in estimate(own).inputs}
-    prior = rows["failure:prior"]
-    assert prior.provenance.kind == "user_assumption"
-    assert "our 2026 fleet log" in prior.provenance.note
-    # 30 / 100,000 = 3e-4 per accelerator-hour × 16 = 4.8e-3 per instance-hour
-    assert prior.value == pytest.approx(4.8e-3)
-    varied = {v.row_id: v.distribution for v in monte_carlo(own, samples=500, seed=1).varied}
-    assert "rate 208.333" in varied["failure:rate"]  # shape 1 / 4.8e-3 = 208.333 instance-h
 
 
 # -- below 3 counts: the published scaling prior ---------------------------------------------

@@ -20,7 +20,14 @@ def cand(instance_type: str, work: float, count: int = 2, wl=None):
     t = trial(f"t-{instance_type}", instance_type=instance_type, phase="target", work=work)
     if wl is not None:  # the trial ran on that workload's dataset
         t = t.model_copy(update={"dataset_id": wl.dataset_id})
-    return inputs(wl=wl, cand=candidate(instance_type, count), trials=[t], prices=PRICES)
+    # no failure, stated: the ranking's and the break-even's arithmetic alone
+    return inputs(
+        wl=wl,
+        cand=candidate(instance_type, count),
+        trials=[t],
+        prices=PRICES,
+        assumptions={"failure_rate_per_instance_hour": 0},
+    )
 
 
 def trio():

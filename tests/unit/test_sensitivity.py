@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+import math
 
 import pytest
 from hypothesis import assume, given, settings
 
 from tests.support.factories import inputs, instance_quote, snapshot, trial
 from tests.support.scenarios import scenarios
+from tests.unit.test_failure_posterior import dense_mean
 from trncost.estimate import estimate, tornado
 from trncost.model import FleetFailurePrior
 
@@ -32,59 +33,63 @@ def by_id(swings):
 def test_hand_checked_swings_and_their_order():
     inp = hand_example()
     est = estimate(inp)
-    # steady 7.2e9 / 1e5 = 72,000 s = 20 h; λ = 0 measured → T = 20 h; held = 20 / 0.8 = 25 h
-    # instances 2 × 25 h × $36 = $1,800; the trial 2 × 1 h × $36 = $72 → $1,872
-    assert est.total_usd == Decimal("1872.000000")
+    # steady 7.2e9 / 1e5 = 72,000 s = 20 h. λ: the published prior's posterior mean after 0
+    # failures in 2 instance-h (≈ the prior mean 3.3264e-4, barely moved: computed by an
+    # independent quadrature), and T = 20 / (1 − λ × 2 × (600 restart + 900 half-interval)
+    # / 3,600); held = T / 0.8; instances 2 × held × $36 + the trial 2 × 1 h × $36
+    lam = dense_mean(16 * 2.0790e-5, math.pi / math.sqrt(6), 0, 2.0)
+    # to first order E[m | 0 in H] = 1 − λ₀·H·Var(m), Var(m) = e^{σ²} − 1 = e^{π²/6} − 1 = 4.1806:
+    #   1 − 3.3264e-4 × 2 × 4.1806 = 0.997219
+    assert lam == pytest.approx(3.3264e-4 * 0.997219, rel=1e-4)
+
+    def total(rate: float, idle: float = 0.2, price: float = 36.0) -> float:
+        t = 20 / (1 - rate * 2 * 1500 / 3600)
+        return 2 * t / (1 - idle) * price + 2 * 1 * price
+
+    assert float(est.total_usd) == pytest.approx(total(lam), abs=0.01)
     swings = tornado(inp, est)
     s = by_id(swings)
-    # idle ±20 %: 0.16 → held 20 / 0.84 = 23.8095 h → 2 × 23.8095 × 36 + 72 = $1,786.29
-    #             0.24 → held 20 / 0.76 = 26.3158 h → 2 × 26.3158 × 36 + 72 = $1,966.74
+    # idle ±20 %: 0.16 and 0.24 of held time
     idle = s["assumption:idle_fraction"]
-    assert float(idle.low.total_usd) == pytest.approx(1786.29, abs=0.02)
-    assert float(idle.high.total_usd) == pytest.approx(1966.74, abs=0.02)
-    assert idle.effect == pytest.approx(180.45, abs=0.03)
+    assert float(idle.low.total_usd) == pytest.approx(total(lam, 0.16), abs=0.02)
+    assert float(idle.high.total_usd) == pytest.approx(total(lam, 0.24), abs=0.02)
     assert idle.basis == "±20 % (user assumption)"
-    # price ±20 %: every line on that price moves: 0.8 × 1,872 = $1,497.60, 1.2 × = $2,246.40
+    # price ±20 %: every line on that price moves: 0.8 × and 1.2 × the total
     price = s["price:AmazonEC2/us-east-1/trn2.48xlarge/on_demand"]
-    assert price.low.total_usd == Decimal("1497.600000")
-    assert price.high.total_usd == Decimal("2246.400000")
-    assert price.effect == pytest.approx(748.8)
-    # failure rate: 0 failures in 2 instance-h, updated from the published failure prior:
-    #   prior mean 2.0790e-5 per accelerator-hour × 16 = 3.3264e-4 per instance-hour, shape 1
-    #   → rate β₀ = 1 / 3.3264e-4 = 3,006.24 instance-h; posterior Gamma(1, 3,008.24)
-    #   P90 (Wilson–Hilferty): c = 1 − 1/9 + 1.281552 × √(1/9) = 1.316073; c³ = 2.279497;
-    #        / 3,008.24 = 7.5775e-4 per instance-hour (the point, the mode, is 0)
-    #   T = 20 / (1 − 7.5775e-4 × 2 × (600 + 900) / 3,600) = 20 / 0.999369 = 20.01264 h
-    #   held 25.0158 h → 2 × 25.0158 × 36 + 72 = $1,873.14: minutes of trials no longer make
-    #   the failure rate the largest swing (Jeffreys alone gave $4,070.1 here)
+    assert float(price.low.total_usd) == pytest.approx(0.8 * total(lam), abs=0.01)
+    assert float(price.high.total_usd) == pytest.approx(1.2 * total(lam), abs=0.01)
+    # failure rate: its posterior P10–P90; the P90 is the prior's own barely moved:
+    #   λ₀ · exp(−σ²/2 + 1.281552 σ) = 3.3264e-4 × exp(−0.822467 + 1.643700) = 7.5626e-4
     fail = s["failure:rate"]
-    assert fail.point == 0 and fail.low.value == 0
-    assert fail.high.value == pytest.approx(7.5775e-4, rel=1e-4)
-    assert float(fail.high.total_usd) == pytest.approx(1873.14, abs=0.01)
-    # the failure prior's own P10–P90 (each end updated with the 2 instance-h): its high end,
-    # 7.5827e-4 → posterior mean 1 / (1 / 7.5827e-4 + 2) = 7.5712e-4, a hair below
+    assert fail.point == pytest.approx(lam, rel=1e-3)
+    assert fail.high.value == pytest.approx(7.5626e-4, rel=3e-3)
+    assert float(fail.high.total_usd) == pytest.approx(total(fail.high.value), abs=0.01)
+    # minutes of trials no longer make the failure rate the largest swing (Jeffreys alone
+    # gave $4,070.1 here): the swing is cents
+    assert fail.effect < 2.0
+    # the failure prior's own P10–P90 (each end, as the fleet's rate, updated with the 2 h)
     prior = s["failure:prior"]
     assert prior.point == pytest.approx(3.3264e-4, rel=1e-4)
-    assert prior.high.value == pytest.approx(7.5827e-4, rel=1e-4)
-    assert 0 < prior.effect <= fail.effect
-    # restart ±20 % moves nothing while the failure rate is 0
-    assert s["assumption:restart_s"].effect == 0
-    assert [x.input_id for x in swings] == [
+    assert prior.high.value == pytest.approx(7.5626e-4, rel=1e-3)
+    assert 0 < prior.effect
+    # restart ±20 % moves the total a little now that λ > 0
+    assert 0 < s["assumption:restart_s"].effect < fail.effect + prior.effect
+    assert [x.input_id for x in swings][:2] == [
         "price:AmazonEC2/us-east-1/trn2.48xlarge/on_demand",
         "assumption:idle_fraction",
-        "failure:prior",
-        "failure:rate",
-        "assumption:restart_s",
     ]
-    assert [x.rank for x in swings] == [1, 2, 3, 4, 5]
+    assert [x.rank for x in swings] == list(range(1, len(swings) + 1))
     # throughput: one trial without samples has no observed range, so it is not swung
     assert "throughput:n=2" not in s
 
 
 def test_an_end_where_the_plan_cannot_finish_ranks_first():
     inp = hand_example()
-    # a fleet that records an interruption per instance-hour (1 per 16 accelerator-hours)
-    fleet = FleetFailurePrior(interruptions=1, accelerator_hours=16, source="our fleet log")
+    # a fleet that records an interruption per 33 instance-hours (1 per 533 accelerator-hours),
+    # held as weakly as the published prior (shape 1: σ = √ψ₁(1) = 1.2825)
+    fleet = FleetFailurePrior(
+        interruptions=1, accelerator_hours=533.33, shape=1.0, source="our fleet log"
+    )
     inp = inp.model_copy(
         update={
             "assumptions": inp.assumptions.model_copy(
@@ -92,14 +97,18 @@ def test_an_end_where_the_plan_cannot_finish_ranks_first():
             )
         }
     )
-    # prior Gamma(1, 1 instance-h), 0 failures in 2 → Gamma(1, 3): P90 = 2.279497 / 3 = 0.76;
-    # no checkpoints: a failure loses half the run (10 h); 0.76 × 2 × 10 > 1: infeasible
+    # prior mean 0.03 per instance-hour, 0 failures in 2 instance-h: the point ≈ 0.024, its P90
+    # ≈ 0.03 × e^{−0.8225 + 1.6437} = 0.068; no checkpoints: a failure loses half the run (10 h):
+    # 0.024 × 2 × 10 = 0.48 < 1 finishes, 0.068 × 2 × 10 = 1.36 ≥ 1 at the high ends does not
+    assert estimate(inp).status == "complete"
     swings = tornado(inp)
     unbounded = [x for x in swings if x.effect is None]
-    assert {x.input_id for x in unbounded} == {"failure:rate", "failure:prior"}
-    assert [x.rank for x in unbounded] == [1, 2]  # ranked first
-    for top in unbounded:
-        assert top.high.infeasible and top.high.total_usd is None
+    assert [x.input_id for x in unbounded] == ["failure:rate"]
+    assert unbounded[0].rank == 1  # ranked first
+    assert unbounded[0].high.infeasible and unbounded[0].high.total_usd is None
+    # the prior's own P90 (0.068) updated with the 2 clean hours lands just below infeasible: a
+    # finite swing, ranked next
+    assert swings[1].input_id == "failure:prior" and swings[1].effect is not None
 
 
 @settings(max_examples=30, deadline=None)

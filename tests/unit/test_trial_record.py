@@ -469,7 +469,8 @@ def test_missing_metrics_stay_none():
         "neuron utilization not published (agent-neuron)",
         "no eval_loss result published: quality not measured",
         "errors not published: recorded as 0",
-        "failures not published: recorded as 0",
+        "failures not published: not known (recorded as null: the trial adds no exposure to "
+        "the failure rate)",
         "training loss not published: its finiteness was not checked",
     ):
         assert expected in notes

@@ -125,8 +125,13 @@ def test_what_varies_is_named_by_input_row_and_distribution():
     varied = {v.row_id: v.distribution for v in r.varied}
     ids = {row.id for row in estimate(inp).inputs}
     assert set(varied) <= ids
-    # 2 failures in 2 trials × 2 instances × 3,900 s = 4.333 instance-h (Jeffreys prior)
-    assert varied["failure:rate"] == "Gamma(shape 2 + 0.5, rate 4.33333 instance-h)"
+    # 2 failures in 2 trials × 2 instances × 3,900 s = 4.333 instance-h: the published prior
+    # updated with them (one model: its posterior mean is the point)
+    assert varied["failure:rate"].startswith("λ = 0.000333 × m per instance-hour")
+    assert (
+        "updated with 2 failures in 4.33333 instance-h (Poisson): posterior mean"
+        in (varied["failure:rate"])
+    )
     # per-trial rates 0.9e5 and 1.1e5: cv = stdev / mean = 14,142 / 100,000 = 0.141
     assert varied["throughput:n=2"] == "log-normal, median 100000, cv 0.141"
     assert varied["assumption:idle_fraction"] == "uniform [0.08, 0.12]"

@@ -126,7 +126,7 @@ def test_example_one_components_sum_to_total_and_every_line_is_traceable():
     idle_row = next(r for r in est.inputs if r.id == "assumption:idle_fraction")
     assert idle_row.provenance.kind == "user_assumption"
     codes = {w.code for w in est.warnings}
-    assert codes == {"no_failures_observed"}
+    assert codes == set()  # the failure rate is stated (0): no failure-evidence warning
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_transfer_over_several_billing_months_is_tiered_per_month():
             wl=workload(target={"unit": "tokens", "amount": 3.6e11}),
             trials=[t],
             prices=snapshot(instance_quote("trn2.48xlarge", "36.00")),
-            assumptions={"transfer_out_gb": 40960},
+            assumptions={"transfer_out_gb": 40960, "failure_rate_per_instance_hour": 0},
         )
     )
     assert est.time.held_h == pytest.approx(1000)
@@ -254,6 +254,7 @@ def test_sagemaker_bills_seconds_without_minimum():
             trials=[t],
             cand=candidate("ml.trn1.32xlarge", 2, platform="sagemaker"),
             prices=snapshot(quote(key, [(0, None, "36.00")], "Hrs")),
+            assumptions={"failure_rate_per_instance_hour": 0},
         )
     )
     # 10 s held, 10 s billed: 2 × 10 / 3,600 × $36 = $0.20

@@ -47,9 +47,10 @@ RANKING_COLUMNS = (
     "by time",
     "candidate",
     "status",
-    "cost per target",
-    "cloud (AWS)",
-    "labour (assumed)",
+    "expected",
+    "P50",
+    "p cheapest",
+    "point",
     "price basis",
     "time to target",
 )
@@ -173,6 +174,12 @@ def render_break_even(comparison: Comparison, console: Console) -> None:
         return
     totals = {row.candidate_id: row.cost_per_target_usd for row in comparison.by_cost}
     console.rule("[bold]Break-even prices[/bold]")
+    for call in comparison.close_calls:
+        console.print(
+            f"[bold yellow]too close to call[/bold yellow] (group {call.group}): {call.leader} "
+            f"is cheaper than {call.runner_up} in {call.p_leader_cheaper:.0%} of the paired "
+            "draws" + (f"; {call.separating_trial}" if call.separating_trial else "")
+        )
     for be in comparison.break_evens:
         label = be.candidate_id
         total = totals.get(be.against) if be.against else None
@@ -299,11 +306,11 @@ def _print_decision(decision: Decision, console: Console) -> None:
 
 
 def _ranking_table(comparison: Comparison) -> Table:
-    ranking = Table(title="Ranking (within comparable groups)")
+    ranking = Table(title=f"Ranking within comparable groups, by {comparison.ranked_by}")
     for col in RANKING_COLUMNS:
         ranking.add_column(col)
     for row in comparison.by_cost:
-        cost = (
+        point = (
             money(row.cost_per_target_usd)
             if row.cost_per_target_usd is not None
             else (row.pending_formula or "—")
@@ -314,9 +321,10 @@ def _ranking_table(comparison: Comparison) -> Table:
             number(row.time_rank),
             f"{row.instance_count}× {row.instance_type}",
             row.status,
-            cost,
-            money(row.cloud_usd) if row.status != "infeasible" else "—",
-            money(row.labour_usd) if row.status != "infeasible" else "—",
+            money(row.expected_usd) if row.expected_usd is not None else "—",
+            money(row.p50_usd) if row.p50_usd is not None else "—",
+            f"{row.p_cheapest:.0%}" if row.p_cheapest is not None else "—",
+            point,
             row.price_basis.value if row.price_basis else "—",
             f"{row.time_to_target_h:,.1f} h" if row.time_to_target_h else "—",
         )
@@ -327,6 +335,12 @@ def _print_comparison_notes(comparison: Comparison, console: Console) -> None:
     """The pairs that cannot be compared, and the break-even prices."""
     for pair in comparison.not_comparable:
         console.print(f"not comparable: {pair.a} vs {pair.b}: {'; '.join(pair.reasons)}")
+    for call in comparison.close_calls:
+        console.print(
+            f"[bold yellow]too close to call[/bold yellow] (group {call.group}): {call.leader} "
+            f"is cheaper than {call.runner_up} in {call.p_leader_cheaper:.0%} of the paired "
+            "draws" + (f"; {call.separating_trial}" if call.separating_trial else "")
+        )
     for be in comparison.break_evens:
         price = f"{money(be.price_usd)} per {be.unit}" if be.price_usd is not None else "—"
         console.print(f"break-even {be.candidate_id}: P[{be.price_key}] < {price} ({be.note})")
@@ -339,7 +353,12 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
         console.print(f"[red]not estimated:[/red] {cand.error}")
         return
     if cand.range is not None:
-        _print_range(cand.range, console)
+        _print_range(cand.range, console, cand.estimate)
+    est = cand.estimate
+    if est is not None and est.status != "infeasible":
+        console.print(
+            f"AWS bill (cloud): {money(est.cloud_usd)} · assumed labour: {money(est.labour_usd)}"
+        )
     for swing in cand.tornado[:top]:
         console.print(_swing_line(swing))
     if cand.next_trial is not None:
@@ -348,14 +367,20 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
         console.print(f"decision: {cand.decision.action.value}")
 
 
-def _print_range(rng: Range, console: Console) -> None:
+def _print_range(rng: Range, console: Console, point: Estimate | None = None) -> None:
+    """The headline of a range: P50 and P10–P90 beside the point figure, each named."""
     band = rng.total_usd or rng.known_usd
     label = "total" if rng.total_usd else "known part"
     if band is not None:
+        at = None
+        if point is not None:
+            at = point.total_usd if rng.total_usd else point.total_known_usd
+        shown = f"point {money(at)} · " if point is not None and at is not None else ""
         console.print(
-            f"{label} P10/P50/P90: {money(band.p10)} / {money(band.p50)} / "
-            f"{money(band.p90)} ({rng.samples:,} draws, seed {rng.seed}; "
-            f"p_infeasible {rng.p_infeasible:.1%}: draws that cannot finish)"
+            f"{label}: {shown}P50 {money(band.p50)} · P10–P90 {money(band.p10)} – "
+            f"{money(band.p90)} ({rng.samples:,} draws, seed {rng.seed}; p_infeasible "
+            f"{rng.p_infeasible:.1%}: draws that cannot finish). The point is the figure at the "
+            "posterior mean of every drawn input; P50/P10–P90 are the draws' percentiles"
         )
     for pend in rng.pending:
         q = pend.quantity

@@ -16,8 +16,9 @@ from trncost.estimate.ledger import Ledger
 from trncost.estimate.mfu import mfu_check
 from trncost.estimate.next_trial import next_trial
 from trncost.estimate.overrides import FIELD, check_overrides, override_problems, used_prices
+from trncost.estimate.paired import paired_ranking
 from trncost.estimate.sensitivity import tornado
-from trncost.estimate.uncertainty import monte_carlo, prepare
+from trncost.estimate.uncertainty import Simulation, prepare, range_of, simulate
 from trncost.model.analysis import Analysis, CandidateAnalysis, Comparison, Credits
 from trncost.model.estimate import Estimate, EstimateInput
 
@@ -69,6 +70,7 @@ def analyse(
     each = estimate_each(inputs, override_fields=override_fields)
     limited = limited_features or {}
     results: dict[str, CandidateAnalysis] = {}
+    simulations: dict[str, Simulation] = {}
     estimated = [(c.candidate_id, c.input, c.estimate) for c in each.estimated]
     for failed in each.failed:
         results[failed.candidate_id] = CandidateAnalysis(
@@ -96,12 +98,13 @@ def analyse(
             if credits is not None and as_of is not None
             else None
         )
-        prepared = prepare(inp, est)
+        prepared, sim = simulate(inp, samples=samples, seed=seed, prepared=prepare(inp, est))
+        simulations[cid] = sim
         results[cid] = CandidateAnalysis(
             candidate_id=cid,
             estimate=est,
             scaling=scaling,
-            range=monte_carlo(inp, samples=samples, seed=seed, prepared=prepared),
+            range=range_of(prepared, sim, seed=seed),
             tornado=tornado(inp, prepared=prepared),
             mfu=mfu,
             runway=runway,
@@ -109,7 +112,7 @@ def analyse(
         )
 
     ids = each.ids
-    comparison = each.comparison
+    comparison, standings = paired_ranking(each.comparison, simulations)
     pairs = [(i, e) for _, i, e in estimated]
     decisions = []
     for cid, inp in zip(ids, inputs, strict=True):
@@ -121,6 +124,7 @@ def analyse(
             limited_features=list(limited.get(inp.candidate.instance_type, ())),
             error=current.error,
             candidate_id=cid,
+            standing=standings.get(cid),
         )
         decisions.append(decision)
         update: dict[str, object] = {"decision": decision}
@@ -129,6 +133,8 @@ def analyse(
                 inp, current.estimate, current.range, decision, seed=seed
             )
         results[cid] = current.model_copy(update=update)
+    comparison, results = _separate_close_calls(comparison, results)
+    decisions = [r.decision for r in (results[cid] for cid in ids) if r.decision is not None]
     neuron = {
         cid for cid, inp in zip(ids, inputs, strict=True) if inp.candidate.accelerator == "neuron"
     }
@@ -138,6 +144,58 @@ def analyse(
         candidates=[results[cid] for cid in ids],
         comparison=comparison,
         decision=migration_decision(decisions, neuron),
+    )
+
+
+def _separate_close_calls(
+    comparison: Comparison, results: dict[str, CandidateAnalysis]
+) -> tuple[Comparison, dict[str, CandidateAnalysis]]:
+    """Each close call names the trial that would separate its two candidates: the next trial
+    worth running of the one whose range is the wider (its uncertainty moves the difference
+    most), with its cost; the two decisions' too_close_to_call reasons say it too."""
+    calls = []
+    for call in comparison.close_calls:
+        pair = [results[c] for c in (call.leader, call.runner_up) if c in results]
+        wider = max(pair, key=_width, default=None)
+        trial = _trial_text(wider) if wider is not None else None
+        call = call.model_copy(update={"separating_trial": trial})
+        calls.append(call)
+        for cid in (call.leader, call.runner_up):
+            found = results.get(cid)
+            if found is None or found.decision is None or trial is None:
+                continue
+            reasons = [
+                r.model_copy(update={"message": f"{r.message}; {trial}"})
+                if r.code == "too_close_to_call"
+                else r
+                for r in found.decision.reasons
+            ]
+            decision = found.decision.model_copy(update={"reasons": reasons})
+            results[cid] = found.model_copy(update={"decision": decision})
+    return comparison.model_copy(update={"close_calls": calls}), results
+
+
+def _width(found: CandidateAnalysis) -> float:
+    t = found.range.total_usd if found.range is not None else None
+    if t is None or t.p10 is None or t.p90 is None:
+        return -1.0
+    return float(t.p90 - t.p10)
+
+
+def _trial_text(found: CandidateAnalysis) -> str | None:
+    """The trial that would separate a close call, in words (its phase, count, cost)."""
+    best = found.next_trial.best if found.next_trial is not None else None
+    if best is None:
+        return None
+    cost = (
+        f"${best.expected_cost_usd:,.2f}"
+        if best.expected_cost_usd is not None
+        else f"{best.expected_instance_hours:,.1f} instance-h × P[{best.pending_price_key}]"
+    )
+    return (
+        f"the trial that would separate them: a {best.phase} trial of {found.candidate_id} at "
+        f"{best.instance_count} instances (~{best.expected_instance_hours:,.1f} instance-h, "
+        f"{cost}), narrowing its range {best.narrower_by:.0%}"
     )
 
 

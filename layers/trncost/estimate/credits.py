@@ -11,6 +11,8 @@ lines (adaptation & reruns) are spent once, not per target:
                                               30.436875 / targets per month (a paced plan)
     before expiry     = the targets that end by the expiry, each counted from its own start:
                         floor((days to expiry − held days) / days between starts) + 1
+    unused at expiry  = credits − one-time − what every target spends by the expiry, a target
+                        under way then counted for the share of its held days it has run
     on credits        = min(the two); the credits run out during the target that spends the
                         last dollar: on its start + (what is left for it / per target) × held
                         days (a target spends while it runs, not while the plan waits).
@@ -181,6 +183,25 @@ class _Schedule:
     held_days: float
     before_expiry: int  # targets that start and end before the credits expire
     pace: str
+
+    def spent_by(self, day: float, per_target: Decimal) -> Decimal:
+        """What the targets spend by `day` [USD]: each target i (starting on start + i × days
+        between starts) spends `per_target` evenly over its held days, so a target under way
+        on `day` has spent its share so far::
+
+            Σᵢ per_target × clamp((day − startᵢ) / held days, 0, 1)
+        """
+        if day <= self.start or per_target <= 0:
+            return Decimal(0)
+        spent = Decimal(0)
+        i = 0
+        while (s_i := self.start + i * self.days_per_target) < day:
+            share = 1.0 if self.held_days <= 0 else min(1.0, (day - s_i) / self.held_days)
+            spent += per_target * Decimal(repr(share))
+            i += 1
+            if self.days_per_target <= 0:
+                break
+        return spent
 
     def runs_out(self, left: Decimal, per_target: Decimal) -> float:
         """The day (a fraction) the balance `left` reaches zero, `per_target` spent evenly
@@ -356,10 +377,11 @@ def _known_runway(
             runs_out_on = civil_from_days(math.floor(out_day))
             limited_by = "credits"
         else:
-            unused = left - per_target * before_expiry
+            # what every target spends by the expiry, the one under way on that day included
+            unused = usd(left - schedule.spent_by(schedule.expiry, per_target))
             notes.append(
                 f"the credits outlast their expiry at this pace: ${unused:,.2f} unused on "
-                f"{credits.expires_on}"
+                f"{credits.expires_on} (the target under way then has spent its share so far)"
             )
     uncovered_per_target = covered.uncovered_per_target
     return Runway(

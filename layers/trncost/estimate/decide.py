@@ -27,11 +27,9 @@ compare > continue > ready):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 
 from trncost.estimate.admission import admit
-from trncost.estimate.compare import comparability
-from trncost.estimate.engine import break_even_price, known_part_exceeds
+from trncost.estimate.decide_cost import Standing, cost_reasons
 from trncost.estimate.evidence import MIN_FIT_COUNTS
 from trncost.model.analysis import Action, Decision, Reason
 from trncost.model.basis import PriceBasis
@@ -179,12 +177,16 @@ def decide(
     limited_features: Sequence[str] = (),
     error: str | None = None,
     candidate_id: str | None = None,
+    standing: Standing | None = None,
 ) -> Decision:
     """The action for `inp`'s candidate and every reason that triggered it (module docstring).
 
     `est` is None when the estimate could not be made (`error` says why). `alternatives` are
     the other candidates; only comparable ones count. `limited_features` are key features the
-    team found limited on this platform (e.g. "FP8 training"); `candidate_id` names it.
+    team found limited on this platform (e.g. "FP8 training"); `candidate_id` names it;
+    `standing` is its place in the paired ranking (estimate/paired.py), when the comparison has
+    ranges: "costlier" then means cheaper alternatives in at least CLOSE_CALL of the draws, and a
+    close call is said as one.
 
     Returns
     -------
@@ -205,13 +207,10 @@ def decide(
         *_plan_and_price_reasons(est),
         *_scale_reasons(inp, est),
     ]
-    comparable = _comparable(inp, alternatives)
-    reasons += _costlier(est, comparable)
-    exceeded = _known_exceeds(est, comparable)
-    reasons += exceeded
-    if est is not None and est.status == "incomplete" and len(repro) >= 2 and not exceeded:
-        gaps = any(r.action == Action.continue_trials for r in reasons)
-        reasons.append(_price_pending(est, comparable, gaps))
+    gaps = any(r.action == Action.continue_trials for r in reasons)
+    reasons += cost_reasons(
+        inp, est, alternatives, standing, reproducible=len(repro) >= 2, gaps=gaps
+    )
     reasons += _limited(inp, limited_features)
     return _decision(candidate_id or inp.candidate.label, reasons)
 
@@ -359,7 +358,7 @@ def _evidence_gaps(
         trials
         and inp.assumptions.failure_prior is None
         and not any(
-            (t.reliability.failures > 0 and t.wall.restart_s is not None)
+            ((t.reliability.failures or 0) > 0 and t.wall.restart_s is not None)
             or t.reliability.reruns > 0
             for t in pooled
         )
@@ -474,85 +473,6 @@ def _scale_reasons(inp: EstimateInput, est: Estimate | None) -> list[Reason]:
             )
         )
     return reasons
-
-
-# an alternative candidate, its estimate and its (known) total per target
-Alternative = tuple[EstimateInput, Estimate, Decimal]
-
-
-def _comparable(
-    inp: EstimateInput, alternatives: Sequence[tuple[EstimateInput, Estimate]]
-) -> list[Alternative]:
-    """The other candidates that are comparable with `inp` and fully priced."""
-    return [
-        (i, e, total)
-        for i, e in alternatives
-        if i.candidate != inp.candidate
-        and not comparability(inp, i)
-        and e.status == "complete"
-        and (total := e.total_usd) is not None
-    ]
-
-
-def _costlier(est: Estimate | None, comparable: Sequence[Alternative]) -> list[Reason]:
-    """A comparable alternative is cheaper per target: more trials can only add cost."""
-    if est is None or est.status != "complete" or est.total_usd is None:
-        return []
-    own = est.total_usd
-    cheaper = sorted((total, i.candidate.label) for i, _, total in comparable if total < own)
-    if not cheaper:
-        return []
-    usd_, label = cheaper[0]
-    return [
-        _reason(
-            "costlier_than_alternative",
-            Action.compare_alternatives,
-            f"${own:,.2f} per target is not better than {label} "
-            f"(${usd_:,.2f}) on the same work and clock",
-            [lbl for _, lbl in cheaper],
-        )
-    ]
-
-
-def _known_exceeds(est: Estimate | None, comparable: Sequence[Alternative]) -> list[Reason]:
-    """A PENDING estimate whose known part alone already reaches the cheapest comparable
-    alternative's total: no price makes it cheaper, and more trials can only add cost."""
-    if est is None or est.status != "incomplete" or est.total_known_usd is None:
-        return []
-    best = min(comparable, key=lambda a: a[2], default=None)
-    if best is None or not known_part_exceeds(est, best[2]):
-        return []
-    return [
-        _reason(
-            "known_part_exceeds_alternative",
-            Action.compare_alternatives,
-            f"the known part alone (${est.total_known_usd:,.2f}) already exceeds "
-            f"{best[0].candidate.label} (${best[2]:,.2f}) on the same work and clock: no price "
-            "makes it cheaper",
-            [best[0].candidate.label, *(t.price_key for t in est.pending_terms)],
-        )
-    ]
-
-
-def _price_pending(est: Estimate, comparable: Sequence[Alternative], gaps: bool) -> Reason:
-    """A PENDING price with reproducible data: the break-even price against the cheapest
-    comparable alternative says where it would be better."""
-    best = min(comparable, key=lambda a: a[2], default=None)
-    be = break_even_price(est, best[2]) if best is not None else None
-    tail = (
-        f"; it breaks even with {best[0].candidate.label} at ${be:,.4f} per "
-        f"{est.pending_terms[0].unit}"
-        if be is not None and best is not None
-        else ""
-    )
-    return _reason(
-        "price_pending",
-        # with evidence gaps the next step is still trials; verified, it is a comparison
-        Action.continue_trials if gaps else Action.compare_alternatives,
-        "a price is PENDING: the cost per target cannot be shown better than the "
-        f"alternatives{tail}",
-        [t.price_key for t in est.pending_terms],
-    )
 
 
 def _limited(inp: EstimateInput, limited_features: Sequence[str]) -> list[Reason]:

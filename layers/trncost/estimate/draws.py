@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from trncost.estimate.evidence import EXTRAPOLATION_LIMIT, MIN_FIT_COUNTS, Evidence
+from trncost.estimate.failure_prior import Z90, FailurePosterior, posterior_of
 from trncost.estimate.failure_prior import posterior as failure_posterior
 from trncost.estimate.vector import Array, VectorModel
 from trncost.model.estimate import EstimateInput, InputRow
@@ -364,16 +365,15 @@ class EvidenceDraws:
         post = failure_posterior(
             self.ev.trials, self.inp.candidate.instance_type, self.inp.assumptions.failure_prior
         )
-        if post.rate <= 0:
+        if not post.has_evidence:
             self.notes.append("no measured instance-hours: the failure rate is held at its value")
             return
-        shape, rate = post.shape, post.rate
         self.basis.append(
             "failure:rate: "
             + (
-                "failure prior updated with the trials"
+                "the failure prior updated with the trials (posterior mean = the point)"
                 if post.uses_prior
-                else "the trials alone (Jeffreys)"
+                else "the trials alone (Jeffreys; posterior mean = the point)"
             )
         )
         self.items.append(
@@ -382,24 +382,23 @@ class EvidenceDraws:
                 label=self._label(row),
                 unit=self._unit(row),
                 point=lam0,
-                # the point (failures / hours) may lie outside P10–P90 (0 failures): keep it in
-                low=min(lam0, gamma_quantile(shape, rate, 0.1)),
-                high=max(lam0, gamma_quantile(shape, rate, 0.9)),
-                basis=f"Gamma posterior P10–P90 ({post.failures} failures in "
-                f"{post.hours:.4g} instance-h"
-                + (", failure prior included)" if post.uses_prior else ")"),
+                low=min(lam0, post.quantile(0.1)),
+                high=max(lam0, post.quantile(0.9)),
+                basis=f"posterior P10–P90 ({post.failures} failures in {post.hours:.4g} "
+                "instance-h" + (", failure prior included)" if post.uses_prior else ")"),
                 distribution=post.describe(),
-                draw=lambda rng, k: rng.gamma(shape, 1 / rate, k),
+                draw=_failure_sampler(post),
             )
         )
         prior = post.prior
-        if prior is not None and post.uses_prior and "failure:prior" in self.rows:
-            # the prior's own P10 / P90 (its mean scaled), each updated with the same trials
+        if prior is not None and "failure:prior" in self.rows:
+            # the prior's own P10 / P90 (the fleet at those multipliers), each updated with the
+            # same trials: how much the estimate rests on which fleet it is like
             ends = []
-            for p in (0.1, 0.9):
-                prior_mean = gamma_quantile(prior.shape, prior.rate, p)
-                pseudo = prior.shape / prior_mean if prior_mean > 0 else math.inf
-                ends.append((prior_mean, (prior.shape + post.failures) / (pseudo + post.hours)))
+            for z in (-Z90, Z90):
+                moved = prior.quantile(z)
+                shifted = replace(prior, rate=moved)
+                ends.append((moved, posterior_of(shifted, post.failures, post.hours).point))
             (lo_v, lo_set), (hi_v, hi_set) = ends
             self.items.append(
                 Uncertain(
@@ -417,3 +416,20 @@ class EvidenceDraws:
                     set_high=max(hi_set, lam0),
                 )
             )
+
+
+def _failure_sampler(post: FailurePosterior) -> Sampler:
+    """Draws of λ [1/instance-hour] from the posterior: inverse-CDF sampling of the grid over
+    u = log m (λ = λ₀·eᵘ), or Jeffreys' Gamma without a prior.
+
+    Returns
+    -------
+    Sampler
+        (rng, k) → k draws of λ [1/instance-hour]."""
+    if post.prior is None:
+        shape, rate = post.shape, post.rate
+        return lambda rng, k: rng.gamma(shape, 1 / rate, k)
+    cdf = np.asarray(post.cdf, dtype=float)
+    grid = np.asarray(post.grid, dtype=float)
+    base = post.base
+    return lambda rng, k: base * np.exp(np.interp(rng.random(k), cdf, grid))

@@ -280,15 +280,17 @@ class TrialReadings:
 
     # -- failures --------------------------------------------------------------------------
     def failure_rate(self, fleet: FleetFailurePrior | None = None) -> Measured[float]:
-        """Failures per instance-hour: the failure prior updated with the pooled trials'
-        failures f and exposure H [instance-hours] (estimate/failure_prior.py)::
+        """Failures per instance-hour: the POSTERIOR MEAN of the failure prior updated with the
+        pooled trials' failures f and exposure H [instance-hours] (estimate/failure_prior.py)::
 
-            (shape + Σ failures − 1) / (prior rate + Σ instance-hours)     (the posterior's mode)
-            Σ failures / Σ instance-hours   (the trials contradict the prior, or no prior)
+            E[λ | f, H] = λ₀ · E[m | f, H],  log m ~ N(−σ²/2, σ²),  f ~ Poisson(λ₀·m·H)
+            (f + ½) / H   (no prior: Jeffreys' posterior mean)
 
-        Rows `failure:observed`, `failure:prior`, `failure:rate`; warnings
-        `no_failure_prior`, `failure_prior_conflict`, `no_failures_observed` (no failure: at
-        the default prior shape 1 the point is 0; the warning gives the posterior mean).
+        the same posterior the range draws from. Trials whose failures are not known add no
+        exposure. Rows `failure:observed`, `failure:prior`, `failure:rate`; warnings
+        `no_failure_prior`, `failure_prior_conflict` (more failures than the prior's own
+        predictive makes plausible: the posterior leans toward the trials, smoothly),
+        `no_failures_observed`, `failures_not_known`.
 
         Parameters
         ----------
@@ -304,18 +306,29 @@ class TrialReadings:
         References
         ----------
         estimate/data/failure_prior.json; Gelman et al., Bayesian Data Analysis, 3rd ed.
-        (2013), §2.6; DESIGN.md, "The cost model" (rate λ per instance-hour from trial
+        (2013), §5 and §2.6; DESIGN.md, "The cost model" (rate λ per instance-hour from trial
         records).
         """
         post = posterior(self.trials, self.candidate.instance_type, fleet)
         failures, hours = post.failures, post.hours
+        known = [t for t in self.trials if t.reliability.failures is not None]
         observed = self.ledger.row(
             "failure:observed",
             "failures per instance-hour in the trials",
             failures / hours if hours > 0 else 0.0,
             "1/instance-hour",
-            measurement(self.trials, f"Σ failures ({failures}) / Σ instance-hours ({hours:.4g})"),
+            measurement(
+                known or self.trials,
+                f"Σ failures ({failures}) / Σ instance-hours ({hours:.4g}) of the trials whose "
+                "failures are known",
+            ),
         )
+        if post.unknown_trials:
+            self.ledger.warn(
+                "failures_not_known",
+                f"{post.unknown_trials} trial(s) do not know their failures (read without the "
+                "trial agent): they add no exposure to the failure rate",
+            )
         prior = post.prior
         if prior is None:
             self.ledger.warn(
@@ -323,7 +336,8 @@ class TrialReadings:
                 f"no failure prior for {self.candidate.instance_type} (its accelerators per "
                 "instance are not on record): the failure rate rests on the trials alone",
             )
-            inputs, formula = [observed], "Σ failures / Σ instance-hours (no prior)"
+            inputs = [observed]
+            formula = "(Σ failures + ½) / Σ instance-hours: Jeffreys' posterior mean (no prior)"
         else:
             prior_row = self.ledger.row(
                 "failure:prior",
@@ -332,34 +346,26 @@ class TrialReadings:
                 "1/instance-hour",
                 prior.provenance,
             )
+            inputs = [prior_row, observed]
+            formula = (
+                f"prior mean {prior.mean:.6g} × E[m | Σ failures, Σ instance-hours], log m ~ "
+                f"Normal({prior.mu:.4g}, {prior.log_sd:.4g}²), failures ~ Poisson(rate × "
+                "instance-hours): the posterior mean"
+            )
             if post.conflict_p is not None:
                 self.ledger.warn(
                     "failure_prior_conflict",
-                    f"{failures} failures in {hours:.3g} instance-hours is more than the failure "
-                    f"prior ({prior.mean:.3g} per instance-hour) allows (P = {post.conflict_p:.2g}"
-                    "): this fleet is not like the published ones, so the trials speak alone",
-                )
-                inputs = [observed, prior_row]
-                formula = "Σ failures / Σ instance-hours (the trials contradict the prior)"
-            else:
-                inputs = [prior_row, observed]
-                formula = (
-                    f"(shape {prior.shape:g} + Σ failures − 1) / (prior {prior.rate:.6g} "
-                    "instance-h + Σ instance-hours): the Gamma–Poisson posterior's mode"
+                    f"{failures} failures in {hours:.3g} instance-hours is more than fleets "
+                    f"like the published ones make plausible (prior mean {prior.mean:.3g} per "
+                    f"instance-hour, P = {post.conflict_p:.2g}): the posterior leans toward "
+                    f"the trials (mean {post.point:.3g}, {post.mean_of_m():.3g}× the prior's)",
                 )
         if failures == 0:
-            basis = (
-                f"the range draws it from the failure prior ({prior.mean:.3g} per "
-                "instance-hour, published reference) updated with that exposure (posterior "
-                f"mean {post.shape / post.rate:.3g} per instance-hour)"
-                if prior is not None and post.rate > 0
-                else "no prior applies"
-            )
             self.ledger.warn(
                 "no_failures_observed",
-                f"no failure in {hours:.1f} measured instance-hours: the point value's failure "
-                "rate is 0 (the posterior's mode: what the evidence shows) and long runs do "
-                f"fail; {basis}, so the P50 carries failures the point value does not",
+                f"no failure in {hours:.1f} measured instance-hours: the failure rate is the "
+                f"posterior mean, {post.point:.3g} per instance-hour"
+                + (" (the failure prior, barely moved: long runs do fail)" if prior else ""),
             )
         row = self.ledger.derived(
             "failure:rate",
@@ -382,7 +388,9 @@ class TrialReadings:
             Seconds [s] (row `failure:restart_s`); None when neither was measured.
         """
         used = [
-            t for t in self.trials if t.reliability.failures > 0 and t.wall.restart_s is not None
+            t
+            for t in self.trials
+            if (t.reliability.failures or 0) > 0 and t.wall.restart_s is not None
         ]
         if not used:
             restores = [t for t in self.trials if t.wall.checkpoint_restore_s is not None]
@@ -413,7 +421,7 @@ class TrialReadings:
                 ),
             )
         restart_s = measured_values(used, lambda t: t.wall.restart_s)
-        value = sum(restart_s) / sum(t.reliability.failures for t in used)
+        value = sum(restart_s) / sum(t.reliability.failures or 0 for t in used)
         return Measured(
             value,
             self.ledger.row(

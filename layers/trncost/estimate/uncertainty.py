@@ -22,8 +22,10 @@ gives P10/P50/P90) and principles 9 and 10; docs/estimates.md, "How ranges are b
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,7 +36,7 @@ from trncost.estimate.engine import estimate
 from trncost.estimate.evidence import Evidence
 from trncost.estimate.ledger import Ledger
 from trncost.estimate.money import dec, usd
-from trncost.estimate.vector import Array, VectorModel, build
+from trncost.estimate.vector import Array, BoolArray, Outcome, VectorModel, build
 from trncost.model.analysis import (
     MoneyPercentiles,
     PendingQuantityRange,
@@ -47,7 +49,17 @@ from trncost.model.estimate import Estimate, EstimateInput
 if TYPE_CHECKING:
     from trncost.estimate.scaling import FitPredictive
 
-__all__ = ["Inputs", "Sampler", "Uncertain", "draw_all", "gamma_quantile", "monte_carlo"]
+__all__ = [
+    "Inputs",
+    "Sampler",
+    "Simulation",
+    "Uncertain",
+    "draw_all",
+    "gamma_quantile",
+    "monte_carlo",
+    "range_of",
+    "simulate",
+]
 
 ASSUMPTION_SPREAD = 0.2
 STATED_USAGE = (
@@ -101,9 +113,9 @@ class Inputs(EvidenceDraws):
             self._pm20(row, point)
             return
         per_trial = [
-            t.wall.restart_s / t.reliability.failures
+            t.wall.restart_s / (t.reliability.failures or 1)
             for t in self.ev.trials
-            if t.reliability.failures > 0 and t.wall.restart_s is not None
+            if (t.reliability.failures or 0) > 0 and t.wall.restart_s is not None
         ]
         self._observed(row, point, per_trial, "restart time")
 
@@ -252,35 +264,151 @@ def prepare(inp: EstimateInput, est: Estimate | None = None) -> Prepared:
     return est, model, Inputs(inp, est, model)
 
 
-def draw_all(
-    inputs: Inputs, rng: np.random.Generator, samples: int, spread: float
-) -> dict[str, Array]:
-    """One draw of `samples` values per sampled input of `inputs` (from `rng`), moved toward
-    its value by `spread`::
+def stream_seed(seed: int, key: str) -> list[int]:
+    """The seed of one input's own random stream (numpy SeedSequence entropy), so an input's
+    draws do not depend on which other inputs exist.
+
+    Parameters
+    ----------
+    seed : int
+        The Monte Carlo's seed [unitless].
+    key : str
+        The input's stream key (`stream_key`).
+
+    Returns
+    -------
+    list[int]
+        `seed` and four 32-bit words of the key's SHA-256 [unitless].
+    """
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return [seed, *(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))]
+
+
+def stream_key(inputs: Inputs, row_id: str) -> str:
+    """Which random stream an input draws from. Paired draws (common random numbers): a stated
+    assumption the candidates share is one quantity, so every candidate's draw i of it uses the
+    same random numbers; whatever rests on a candidate's own trials or its own assumptions (its
+    throughput, failure rate, restarts, usage) is its own unknown: a stream of its own, keyed
+    by its instance type, platform, count and region.
+
+    Parameters
+    ----------
+    inputs : Inputs
+        The candidate's uncertain inputs (its estimate input says where each assumption came
+        from).
+    row_id : str
+        The input-table row drawn.
+
+    Returns
+    -------
+    str
+        The stream's key [unitless].
+    """
+    key = row_id.removeprefix("assumption:")
+    shared = row_id.startswith("assumption:") and inputs.inp.assumption_sources.get(key) != (
+        "candidate"
+    )
+    if shared:
+        return f"shared/{row_id}"
+    c = inputs.inp.candidate
+    return f"{c.instance_type}/{c.platform}/{c.instance_count}/{c.region}/{row_id}"
+
+
+def draw_all(inputs: Inputs, seed: int, samples: int, spread: float) -> dict[str, Array]:
+    """One draw of `samples` values per sampled input, each from its own stream
+    (`stream_key`), scaled toward its value by `spread`::
 
         x = point + spread × (draw − point)
 
     Parameters
     ----------
+    inputs : Inputs
+        The uncertain inputs.
+    seed : int
+        The Monte Carlo's seed [unitless].
     samples : int
         Draws per input [draws].
     spread : float
-        0: every input at its value; 1: the evidence's spread [unitless].
+        1 = the evidence's spread, 0 = every input at its value [unitless].
 
     Returns
     -------
     dict[str, Array]
-        Input row id → its draws [unit of the row].
+        Row id → its `samples` draws [as stated] (each in its own row's unit).
     """
     values: dict[str, Array] = {}
     for u in inputs.items:
         if u.draw is None:
             continue
+        rng = np.random.default_rng(stream_seed(seed, stream_key(inputs, u.row_id)))
         x = u.draw(rng, samples)
         if spread != 1.0:
             x = u.point + spread * (x - u.point)
         values[u.row_id] = x
     return values
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Every draw of one estimate's Monte Carlo: the vector model's outcome per draw and which
+    draws finish (the range's percentiles and the paired ranking both read it)."""
+
+    outcome: Outcome
+    feasible: BoolArray
+    samples: int
+    p_infeasible: float
+
+    def totals(self) -> Array:
+        """Total cost per draw [USD] (known part; +inf where the plan cannot finish)."""
+        known = np.broadcast_to(self.outcome.known, (self.samples,))
+        return np.where(self.feasible, known, np.inf)
+
+
+def simulate(
+    inp: EstimateInput,
+    *,
+    samples: int,
+    seed: int,
+    spread: float = 1.0,
+    est: Estimate | None = None,
+    prepared: Prepared | None = None,
+) -> tuple[Prepared, Simulation]:
+    """Draw every uncertain input (`draw_all`) and evaluate the vector model on the draws.
+
+    Parameters
+    ----------
+    inp : EstimateInput
+        The estimate's inputs.
+    samples : int
+        Draws [draws], 100 to 2,000,000.
+    seed : int
+        The seed [unitless]: same seed, same draws.
+    spread : float
+        1 = the evidence's spread, 0 = every input at its value [unitless].
+    est : Estimate or None
+        Its estimate, when already made.
+    prepared : Prepared or None
+        Its estimate, vector model and inputs, when already made.
+
+    Returns
+    -------
+    tuple
+        (the prepared estimate, model and inputs; the Simulation of `samples` draws).
+    """
+    if samples < 100 or samples > 2_000_000:
+        raise DomainError(f"samples must be between 100 and 2,000,000, got {samples}")
+    if not 0.0 <= spread <= 1.0:
+        raise DomainError(f"spread must be between 0 and 1, got {spread}")
+    prepared = prepared if prepared is not None else prepare(inp, est)
+    _, model, inputs = prepared
+    values = draw_all(inputs, seed, samples, spread)
+    out = (
+        model.evaluate(values)
+        if values
+        else model.evaluate({model.rate_row: np.full(samples, model.point[model.rate_row])})
+    )
+    feasible = np.broadcast_to(out.feasible, (samples,))
+    return prepared, Simulation(out, feasible, samples, float(1 - feasible.mean()))
 
 
 def monte_carlo(
@@ -332,20 +460,34 @@ def monte_carlo(
     DESIGN.md, "Analysis on top" and principles 9 and 10; docs/estimates.md, "How ranges are
     built" (calibrated by `make calibrate` against MLPerf Training and HPC results).
     """
-    if samples < 100 or samples > 2_000_000:
-        raise DomainError(f"samples must be between 100 and 2,000,000, got {samples}")
-    if not 0.0 <= spread <= 1.0:
-        raise DomainError(f"spread must be between 0 and 1, got {spread}")
-    est, model, inputs = prepared if prepared is not None else prepare(inp, est)
-    rng = np.random.default_rng(seed)
-    values = draw_all(inputs, rng, samples, spread)
-    out = (
-        model.evaluate(values)
-        if values
-        else model.evaluate({model.rate_row: np.full(samples, model.point[model.rate_row])})
+    prepared, sim = simulate(
+        inp, samples=samples, seed=seed, spread=spread, est=est, prepared=prepared
     )
-    feasible = np.broadcast_to(out.feasible, (samples,))
-    p_infeasible = float(1 - feasible.mean())
+    return range_of(prepared, sim, seed=seed, spread=spread)
+
+
+def range_of(prepared: Prepared, sim: Simulation, *, seed: int, spread: float = 1.0) -> Range:
+    """The Range of a Simulation: P10/P50/P90 over the draws that finish, `p_infeasible`.
+
+    Parameters
+    ----------
+    prepared : Prepared
+        The estimate, its vector model and its uncertain inputs.
+    sim : Simulation
+        Its draws.
+    seed : int
+        The seed the draws came from [unitless] (recorded in the Range).
+    spread : float
+        The spread they were drawn at [unitless].
+
+    Returns
+    -------
+    Range
+        Percentiles of total cost [USD] (or the known part and each PENDING quantity), time to
+        target and held time [h].
+    """
+    est, model, inputs = prepared
+    samples, out, feasible, p_infeasible = sim.samples, sim.outcome, sim.feasible, sim.p_infeasible
     all_ok = p_infeasible == 0
 
     def finishing(a: Array) -> Array:

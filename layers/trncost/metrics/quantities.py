@@ -148,6 +148,13 @@ class Failures:
     count: int
 
     @property
+    def recorded(self) -> int | None:
+        """What the record holds: the count when the agent counted failures; SageMaker's
+        interruptions when it saw some (a lower bound: in-process failures are not seen);
+        else None (not known: the trial adds no failure exposure, never failure-free hours)."""
+        return self.count if self.agent is not None or self.count > 0 else None
+
+    @property
     def none_counted(self) -> bool:
         """The agent counted failures, and there were none."""
         return self.agent is not None and self.count == 0
@@ -160,12 +167,16 @@ def failure_count(r: SeriesReader, facts: TrainingJobFacts | None, notes: list[s
     sm_restarts = facts.restarts if facts is not None else 0
     count = max(int(round(agent or 0)), sm_restarts)
     if agent is None:
-        notes.append(
-            "failures not published by the agent: in-process failures not measured "
-            f"(recorded: {count}, from SageMaker's transitions)"
-            if facts is not None
-            else "failures not published: recorded as 0"
-        )
+        if count > 0:
+            notes.append(
+                "failures not published by the agent: in-process failures not measured "
+                f"(recorded: {count}, SageMaker's interruptions: a lower bound)"
+            )
+        else:
+            notes.append(
+                "failures not published: not known (recorded as null: the trial adds no "
+                "exposure to the failure rate)"
+            )
     return Failures(agent, count)
 
 
@@ -427,7 +438,7 @@ def reliability(
         notes.append("errors not published: recorded as 0")
     return Reliability(
         errors=int(round(math.fsum(v for v in errors_parts if v is not None))),
-        failures=failures.count,
+        failures=failures.recorded,
     )
 
 

@@ -180,9 +180,24 @@ class RankedCandidate(DomainModel):
     total_known_usd: Money | None = None
     pending_formula: str | None = None
     time_to_target_h: float | None = None
-    cost_rank: int | None = Field(default=None, description="None: not ranked by cost (why)")
+    cost_rank: int | None = Field(
+        default=None,
+        description="by expected cost over paired draws within the group; None: not ranked "
+        "by cost (why in note)",
+    )
     time_rank: int | None = None
     note: str | None = None
+    expected_usd: Money | None = Field(
+        default=None,
+        description="expected total per target over the Monte Carlo's paired draws that finish "
+        "(what cost_rank sorts on); None without a range or while a price is PENDING",
+    )
+    p50_usd: Money | None = Field(default=None, description="the range's P50 of the total")
+    p_cheapest: float | None = Field(
+        default=None,
+        description="share of the paired draws in which it is the cheapest of its group "
+        "(fully priced candidates only)",
+    )
 
 
 class NotComparable(DomainModel):
@@ -208,6 +223,23 @@ class BreakEven(DomainModel):
     note: str
 
 
+class CloseCall(DomainModel):
+    """Two candidates the paired draws do not separate: the leader is cheaper in fewer than
+    CLOSE_CALL of the draws."""
+
+    group: int
+    leader: str = Field(description="lowest expected cost per target")
+    runner_up: str
+    p_leader_cheaper: float = Field(
+        description="share of the paired draws in which the leader costs less than the runner-up"
+    )
+    leader_expected_usd: Money
+    runner_up_expected_usd: Money
+    separating_trial: str | None = Field(
+        default=None, description="the trial that would separate them, with its cost"
+    )
+
+
 class Comparison(DomainModel):
     by_cost: list[RankedCandidate]
     by_time: list[RankedCandidate]
@@ -215,6 +247,14 @@ class Comparison(DomainModel):
     break_evens: list[BreakEven] = Field(default_factory=list)
     excluded: dict[str, str] = Field(
         default_factory=dict, description="candidates that could not be estimated, and why"
+    )
+    ranked_by: str = Field(
+        default="point total per target",
+        description="what cost_rank sorts on: the expected total over paired draws when the "
+        "comparison has ranges, else the point totals",
+    )
+    close_calls: list[CloseCall] = Field(
+        default_factory=list, description="leaders the paired draws do not separate"
     )
 
 

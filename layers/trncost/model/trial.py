@@ -112,7 +112,11 @@ class Utilization(DomainModel):
 
 class Reliability(DomainModel):
     errors: Count = 0
-    failures: Count = Field(default=0, description="interruptions that needed a restart")
+    failures: Count | None = Field(
+        default=0,
+        description="interruptions that needed a restart; null: not known (a job read without "
+        "the trial agent): the trial then adds no exposure to the failure rate",
+    )
     reruns: Count = Field(default=0, description="whole reruns of this trial")
     rerun_s: Seconds = Field(default=0.0, description="wall seconds spent in reruns")
     unsupported_ops: list[str] = Field(default_factory=list)
