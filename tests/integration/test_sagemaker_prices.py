@@ -141,6 +141,7 @@ def test_a_sagemaker_candidate_is_priced_from_trncosts_own_sagemaker_training_pr
     assert est["candidate"]["platform"] == "sagemaker"  # an ml. type runs on SageMaker
 
     # Then its instance hours are SageMaker's training price, as SageMaker bills them
+    assert est["status"] != "infeasible", est["infeasible_reason"]
     hours = next(li for li in est["line_items"] if li["name"] == f"2× {ML}")
     assert hours["price_key"] == SM_KEY and hours["price_basis"] == "official"
     assert Decimal(hours["rate_usd"]) == Decimal("28.497")

@@ -166,8 +166,8 @@ def test_the_comparison_table_ranks_trn2_trn3_and_p5_within_their_group(example,
     # exponent (below linear), it is no longer the fastest
     assert ranks == {P5: ("1", "1", "1"), TRN2: ("1", "2", "3"), TRN3: ("1", "", "2")}
     text = page.text
-    for head in ("group", "by cost", "by time", "candidate", "status", "cost per completed target",
-                 "time to target"):  # fmt: skip
+    heads = ("group", "rank", "candidate", "status", "time to target")
+    for head in (*heads, "expected cost per target (P50 · point · p cheapest)"):
         assert head in text
     for r in example.comparison.by_cost:
         row = re.search(
@@ -178,6 +178,9 @@ def test_the_comparison_table_ranks_trn2_trn3_and_p5_within_their_group(example,
         if r.cost_per_target_usd is not None:
             assert usd(r.cost_per_target_usd) in row_text and "COMPLETE" in row_text
             assert f"#{r.cost_rank}" in row_text
+            # the ranking's figures: expected over the paired draws, its P50, the chance cheapest
+            assert usd(r.expected_usd) in row_text and usd(r.p50_usd) in row_text
+            assert f"cheapest in {r.p_cheapest:.0%}" in row_text
     by_time = Page(re.search(r'<ul class="by-time".*?</ul>', html, re.S).group(0))
     order = [a["data-candidate"] for t, a in by_time.tags if t == "li"]
     assert order == [r.candidate_id for r in example.comparison.by_time] == [P5, TRN3, TRN2]

@@ -40,6 +40,7 @@ def _view(version: EstimateVersion) -> EstimateView:
         report_url=f"/estimates/{quote(version.estimate_id)}/report?version={version.version}",
         created_by=version.created_by,
         estimate=version.estimate,
+        range=version.range,
     )
 
 

@@ -19,7 +19,7 @@ from trncost.model import (
     TrialRun,
     Workload,
 )
-from trncost.model.analysis import Analysis
+from trncost.model.analysis import Analysis, Range
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.price import PriceSnapshot, Rejection, Unmatched
@@ -101,6 +101,12 @@ class EstimateView(Schema):
     report_url: str
     created_by: str | None = Field(default=None, description=f"who asked for it: {CALLER}")
     estimate: Estimate
+    range: Range | None = Field(
+        default=None,
+        description="the Monte Carlo range of the same model (P10/P50/P90 beside the point, "
+        "which is the figure at the posterior mean of every drawn input); null for versions "
+        "stored before ranges were kept",
+    )
 
 
 class VersionInfo(Schema):

@@ -51,7 +51,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from trncost.estimate.mfu import CHIP_PEAKS
+from trncost.estimate.mfu import chip_peak
 from trncost.model.assumptions import FleetFailurePrior
 from trncost.model.provenance import PublishedReference, UserAssumption
 from trncost.model.trial import TrialRun
@@ -179,7 +179,7 @@ def prior_for(instance_type: str, fleet: FleetFailurePrior | None) -> FleetPrior
     estimate/data/failure_prior.json (the published sources); DESIGN.md, "The cost model"
     (rate λ per instance-hour); Schmidli et al., Biometrics 70 (2014) (meta-analytic priors).
     """
-    peak = CHIP_PEAKS.get(instance_type)
+    peak = chip_peak(instance_type)  # a SageMaker ml. type has its EC2 twin's accelerators
     if peak is None:
         return None
     a = peak.chips_per_instance

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
-from trncost.model.analysis import Analysis
+from trncost.model.analysis import Analysis, Range
 from trncost.model.assumptions import Assumptions
 from trncost.model.candidate import Candidate
 from trncost.model.changes import FigureChange
@@ -71,6 +71,12 @@ class EstimateVersion(DomainModel):
     )
     changes: list[FigureChange] = Field(
         default_factory=list, description="the figures that moved since the version before"
+    )
+    range: Range | None = Field(
+        default=None,
+        description="its Monte Carlo range (P10/P50/P90 of the same model: the point is the "
+        "figure at the posterior mean of every drawn input); None: stored before ranges were "
+        "kept, or the range could not be drawn",
     )
 
 

@@ -4,13 +4,14 @@ when it could not be estimated, why."""
 
 from __future__ import annotations
 
-from trncost.model import Estimate
+from trncost.model import Estimate, Range
 from trncost.model.analysis import CandidateAnalysis
 from trncost.report.admission import admission_details
 from trncost.report.anchors import PageAnchors
 from trncost.report.credits import runway_block
 from trncost.report.decision import reason_list
 from trncost.report.format import esc, hours, usd
+from trncost.report.headline import range_text
 from trncost.report.inputs import inputs_details
 from trncost.report.mfu import mfu_block
 from trncost.report.next_trial import next_trial_block
@@ -20,7 +21,7 @@ from trncost.report.shell import action_badge, notes_list, status_badge, warning
 from trncost.report.tornado import tornado_block
 
 
-def _headline(est: Estimate) -> str:
+def _headline(est: Estimate, rng: Range | None = None) -> str:
     if est.status == "complete":
         cost = esc(usd(est.cost_per_target_usd if est.cost_per_target_usd else est.total_usd))
     elif est.status == "incomplete":
@@ -42,9 +43,16 @@ def _headline(est: Estimate) -> str:
         for b, text in est.basis_lines()
     )
     badges = f'<ul class="price-basis">{notes}</ul>' if notes else ""
+    found = range_text(rng, est)
+    ranged = (
+        f' <span class="cand-range">· range: <strong>{found[0]}</strong> '
+        f'<span class="small muted">({found[1]})</span></span>'
+        if found
+        else ""
+    )
     return (
-        f'<p class="cand-headline">Cost per completed target: <strong>{cost}</strong>{split} · '
-        f"time to target: <strong>{time}</strong></p>{badges}"
+        f'<p class="cand-headline">Cost per completed target (point): <strong>{cost}</strong>'
+        f"{ranged}{split} · time to target: <strong>{time}</strong></p>{badges}"
     )
 
 
@@ -72,7 +80,7 @@ def _not_estimated(c: CandidateAnalysis, prefix: str) -> list[str]:
 
 def _estimated(c: CandidateAnalysis, est: Estimate, prefix: str, page: PageAnchors) -> list[str]:
     return [
-        _headline(est),
+        _headline(est, c.range),
         _warnings(est, prefix),
         range_block(c, prefix, page),
         next_trial_block(c, prefix),

@@ -12,6 +12,15 @@ from trncost.report.shell import PENDING_ROW, status_badge
 
 
 def _cost_cell(r: RankedCandidate) -> str:
+    if r.cost_per_target_usd is not None and r.expected_usd is not None:
+        # the ranking's figure first (expected over paired draws), then the P50 and the point
+        return (
+            f'<span class="expected" data-expected="{r.expected_usd:.2f}">'
+            f"{esc(usd(r.expected_usd))}</span>"
+            f'<div class="small muted">P50 {esc(usd(r.p50_usd))} · point '
+            f"{esc(usd(r.cost_per_target_usd))}</div>"
+            f'<div class="small">{_p_cheapest_cell(r)}</div>'
+        )
     if r.cost_per_target_usd is not None:
         return esc(usd(r.cost_per_target_usd))
     if r.pending_formula:
@@ -34,6 +43,12 @@ def _split_cell(r: RankedCandidate) -> str:
     )
 
 
+def _p_cheapest_cell(r: RankedCandidate) -> str:
+    if r.p_cheapest is None:
+        return '<span class="muted">—</span>'
+    return f'<span data-p-cheapest="{r.p_cheapest:.4f}">cheapest in {r.p_cheapest:.0%}</span>'
+
+
 def _rank_cell(rank: int | None) -> str:
     return f"#{rank}" if rank is not None else '<span class="muted">—</span>'
 
@@ -49,7 +64,6 @@ def _ranking(comp: Comparison, page: PageAnchors) -> str:
         f'data-time-rank="{r.time_rank if r.time_rank is not None else ""}"'
         f"{PENDING_ROW if r.cost_per_target_usd is None else ''}>"
         f'<td class="num">{r.group}</td><td class="num">{_rank_cell(r.cost_rank)}</td>'
-        f'<td class="num">{_rank_cell(r.time_rank)}</td>'
         f"<td>{page.candidate_link(r.candidate_id)}</td>"
         f"<td>{status_badge(r.status)}</td><td class='num'>{_cost_cell(r)}</td>"
         f"<td class='num'>{_split_cell(r)}</td><td>{basis_badge(r.price_basis)}</td>"
@@ -59,17 +73,37 @@ def _ranking(comp: Comparison, page: PageAnchors) -> str:
     )
     return (
         '<div class="table-wrap"><table id="ranking"><thead><tr><th class="num">group</th>'
-        '<th class="num">by cost</th><th class="num">by time</th><th>candidate</th>'
-        '<th>status</th><th class="num">cost per completed target</th>'
+        '<th class="num">rank</th><th>candidate</th>'
+        '<th>status</th><th class="num">expected cost per target (P50 · point · p cheapest)'
+        "</th>"
         '<th class="num">AWS bill + assumed labour</th><th>price basis</th>'
         '<th class="num">time to target</th><th>note</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
         '<p class="small muted">Ranks are within a group of comparable candidates (same '
         "target, dataset, quality gate and timing scope): candidates in different groups are "
-        "never ranked against each other. The ranking is on the total (the AWS bill plus the "
-        "labour you assumed). A PENDING price is not ranked by cost: see its break-even "
-        "price.</p>"
+        "never ranked against each other. The ranking is on the expected total per target "
+        "(the AWS bill plus the labour you assumed) over paired Monte Carlo draws: every "
+        "candidate's draw i shares the draws of the assumptions they share; each candidate's "
+        "1 % tails are winsorized. The chance cheapest is the share of those draws in which it "
+        "costs least. The point is the figure at the posterior mean of every drawn input. A "
+        "PENDING price is not ranked by cost: see its break-even price.</p>"
+        + _close_calls(comp, page)
     )
+
+
+def _close_calls(comp: Comparison, page: PageAnchors) -> str:
+    if not comp.close_calls:
+        return ""
+    items = "".join(
+        f'<li class="close-call" data-leader="{esc(c.leader)}" data-runner-up="'
+        f'{esc(c.runner_up)}"><strong>Too close to call</strong>: '
+        f"{page.candidate_link(c.leader)} (expected {esc(usd(c.leader_expected_usd))}) is "
+        f"cheaper than {page.candidate_link(c.runner_up)} "
+        f"({esc(usd(c.runner_up_expected_usd))}) in only {c.p_leader_cheaper:.0%} of the "
+        "paired draws" + (f"; {esc(c.separating_trial)}" if c.separating_trial else "") + "</li>"
+        for c in comp.close_calls
+    )
+    return f'<ul id="close-calls" class="close-calls">{items}</ul>'
 
 
 def _by_time(comp: Comparison, page: PageAnchors) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from trncost.model import Estimate
+from trncost.model import Estimate, Range
 from trncost.report.format import esc, hours, num, timestamp, usd
 from trncost.report.shell import STATUS_TEXT, meta_list, warning_items
 
@@ -124,6 +124,15 @@ def _cost_figures(est: Estimate) -> list[str]:
     ]
 
 
+def _range_figures(est: Estimate, rng: Range | None) -> list[str]:
+    """The range beside the point: its P50 and P10–P90, each said for what it is."""
+    found = range_text(rng, est)
+    if found is None:
+        return []
+    value, sub = found
+    return [figure("Range (Monte Carlo)", value, sub, "", "range-headline")]
+
+
 def _split_figures(est: Estimate) -> list[str]:
     """What AWS bills, apart from the engineering time the user assumed."""
     if est.status == "infeasible":
@@ -216,8 +225,27 @@ def _total(est: Estimate) -> str:
     return f'<p class="small muted" id="total-formula">Total: {esc(est.total_formula)}</p>'
 
 
-def headline(est: Estimate) -> str:
-    figures = [*_cost_figures(est), *_split_figures(est), *_time_figures(est)]
+def range_text(rng: Range | None, est: Estimate) -> tuple[str, str] | None:
+    """(value, what it is) of a range's headline: the P50 and P10–P90 of the total (or of
+    the known part while a price is PENDING), told apart from the point figure."""
+    if rng is None:
+        return None
+    band = rng.total_usd or rng.known_usd
+    if band is None or band.p50 is None:
+        return None
+    what = "total" if rng.total_usd is not None else "known part"
+    value = f"P50 {esc(usd(band.p50))}"
+    sub = (
+        f"P10–P90 {esc(usd(band.p10))} – {esc(usd(band.p90))} of the {what} over "
+        f"{rng.samples:,} draws (p_infeasible {rng.p_infeasible:.1%}); the point figure is "
+        "the estimate at the posterior mean of every drawn input"
+    )
+    return value, sub
+
+
+def headline(est: Estimate, rng: Range | None = None) -> str:
+    figures = [*_cost_figures(est), *_range_figures(est, rng), *_split_figures(est)]
+    figures += _time_figures(est)
     body = f'<div class="figures">{"".join(figures)}</div>' + price_basis(est) + _total(est)
     if est.status != "complete":
         body += f'<p class="small">Target: {target_text(est)}</p>'

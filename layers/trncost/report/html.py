@@ -12,7 +12,7 @@ alternative), `breakdown` (the cost and time charts), `line_items` and `inputs`.
 
 from __future__ import annotations
 
-from trncost.model import Estimate
+from trncost.model import Estimate, Range
 from trncost.report.admission import admission_section
 from trncost.report.break_even import Alternative, break_even_section
 from trncost.report.breakdown import breakdown, time_split
@@ -42,9 +42,11 @@ def render_report(
     created_at: str | None = None,
     workload_name: str | None = None,
     alternative: Alternative | None = None,
+    rng: Range | None = None,
 ) -> str:
     """The estimate as one self-contained HTML5 page (inline CSS and SVG, no scripts).
-    `alternative`: its break-even against the best comparable estimate of the workload."""
+    `alternative`: its break-even against the best comparable estimate of the workload;
+    `rng`: its Monte Carlo range (the headline shows its P50 and P10–P90 beside the point)."""
     est = estimate
     known = {row.id for row in est.inputs}
     workload = workload_name or est.workload_id
@@ -59,7 +61,7 @@ def render_report(
                 workload_name=workload_name,
             ),
             "<main>",
-            headline(est),
+            headline(est, rng),
             break_even_section(est, alternative),
             warnings(est),
             breakdown(est),

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from trncost.model import Estimate
+from trncost.model import Estimate, Range
 from trncost.model.analysis import Analysis
 from trncost.report.break_even import Alternative, break_even_text
 
@@ -59,8 +59,9 @@ def render_estimate(
     created_at: str | None = None,
     workload_name: str | None = None,
     alternative: Alternative | None = None,
+    rng: Range | None = None,
 ) -> Rendered:
-    """One estimate's report as `fmt` (html, csv or md)."""
+    """One estimate's report as `fmt` (html, csv or md); `rng`: its stored range."""
     kind = check_format(fmt)
     stem = _safe(f"trncost-{estimate_id or estimate.candidate.instance_type}") + (
         f"-v{version}" if version else ""
@@ -75,6 +76,7 @@ def render_estimate(
             created_at=created_at,
             workload_name=workload_name,
             alternative=alternative,
+            rng=rng,
         )
     elif kind == "csv":
         from trncost.report.exports import estimate_csv

@@ -30,7 +30,14 @@ from pydantic import ValidationError
 from trncost import aws
 from trncost.errors import Busy, DomainError, InvalidInput, NoPrices, NotFound, Unavailable
 from trncost.events import DetailType
-from trncost.model import Assumptions, Candidate, Estimate, EstimateInput, PriceSnapshot
+from trncost.model import (
+    Assumptions,
+    Candidate,
+    Estimate,
+    EstimateInput,
+    PriceSnapshot,
+    Range,
+)
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
@@ -68,6 +75,22 @@ def estimate(inp: EstimateInput, *, check_price_overrides: bool = True) -> Estim
     from trncost.estimate import estimate as compute
 
     return compute(inp, check_price_overrides=check_price_overrides)
+
+
+RANGE_SAMPLES, RANGE_SEED = 20_000, 0  # each version's Monte Carlo range: same seed, same range
+
+
+def estimate_range(inp: EstimateInput, result: Estimate) -> Range | None:
+    """The version's range: the same model's Monte Carlo (RANGE_SAMPLES draws, RANGE_SEED), so
+    the report can show P50 and P10–P90 beside the point; None when it cannot be drawn."""
+    from trncost.estimate import monte_carlo
+
+    try:
+        found: Range = monte_carlo(inp, samples=RANGE_SAMPLES, seed=RANGE_SEED, est=result)
+    except DomainError as exc:
+        log.info("no range for this estimate: %s", exc)
+        return None
+    return found
 
 
 def _changes(before: Estimate, after: Estimate) -> list[FigureChange]:
@@ -176,6 +199,7 @@ class EstimateService:
             created_at=found.created_at,
             workload_name=workload.name if workload else None,
             alternative=self.alternative(found) if fmt != "csv" else None,
+            rng=found.range,
         )
 
     def alternative(self, found: EstimateVersion) -> Alternative | None:
@@ -287,6 +311,7 @@ class EstimateService:
             fingerprint(inp, definition),
             known_latest=0,  # a new estimate: no version to look up
             created_by=created_by,
+            estimate_range=estimate_range(inp, result),
         )
 
     def recompute(
@@ -326,6 +351,7 @@ class EstimateService:
                 estimate=result,
                 created_by=definition.created_by,
                 changes=moved,
+                range=estimate_range(inp, result),
             )
             if self.records.put_version(version):
                 return Refreshed(eid, version.version, reason)

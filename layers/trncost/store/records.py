@@ -13,7 +13,7 @@ from boto3.dynamodb.conditions import Key
 from pydantic import TypeAdapter, ValidationError
 
 from trncost.errors import Conflict, InvalidInput
-from trncost.model import Estimate, TrialRun, Workload
+from trncost.model import Estimate, Range, TrialRun, Workload
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
@@ -270,6 +270,7 @@ class RecordStore(Repository):
                 "fingerprint": version.fingerprint,
                 "estimate": version.estimate.model_dump_json(),
                 **({"created_by": version.created_by} if version.created_by else {}),
+                **({"range": version.range.model_dump_json()} if version.range else {}),
                 "changes": _CHANGES.dump_json(version.changes).decode(),
             }
         )
@@ -284,9 +285,11 @@ class RecordStore(Repository):
         attempts: int = 20,
         known_latest: int | None = None,
         created_by: str | None = None,
+        estimate_range: Range | None = None,
     ) -> EstimateVersion:
-        """Store `estimate` as the next version. A race for a number retries with the next.
-        `known_latest` saves the first lookup when the caller knows the latest number."""
+        """Store `estimate` (and its range) as the next version. A race for a number retries
+        with the next. `known_latest` saves the first lookup when the caller knows the latest
+        number."""
         for attempt in range(attempts):
             if attempt == 0 and known_latest is not None:
                 number = known_latest + 1
@@ -300,6 +303,7 @@ class RecordStore(Repository):
                 fingerprint=fingerprint,
                 estimate=estimate,
                 created_by=created_by,
+                range=estimate_range,
             )
             if self.put_version(version):
                 return version
@@ -319,6 +323,7 @@ class RecordStore(Repository):
             estimate=Estimate.model_validate_json(item["estimate"]),
             created_by=item.get("created_by"),
             changes=_changes(item),
+            range=Range.model_validate_json(item["range"]) if item.get("range") else None,
         )
 
     def list_versions(self, estimate_id: str) -> list[dict[str, Any]]:
