@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import boto3
 import pytest
@@ -159,3 +160,36 @@ def test_a_command_that_cannot_start_is_127_and_no_trial_id_still_runs(agent_env
 def test_without_a_trial_id_the_command_runs_unmeasured(agent_env, monkeypatch) -> None:
     monkeypatch.delenv("TRNCOST_TAGS")
     assert run(["--", sys.executable, "-c", "raise SystemExit(5)"]) == 5
+
+
+def test_neuron_monitor_execution_errors_reach_the_record_not_zero(agent_env) -> None:
+    # Given neuron-monitor reporting 7 failed executions (2 completed_with_err, 1 with numerical
+    # errors, 1 timed out, 3 failed to queue: tests/events/neuron_monitor/report_failures.json)
+    report = Path(__file__).resolve().parents[1] / "events" / "neuron_monitor"
+    command = f"cat {report / 'report_failures.json'}"
+    # When a training runs under the agent with that monitor
+    code = run(
+        [
+            "--bus",
+            "trncost-agent",
+            "--gpu",
+            "off",
+            "--neuron-monitor",
+            command,
+            "--buffer",
+            str(agent_env["buffer"]),
+            "--",
+            *_script(0),
+        ]
+    )
+    assert code == 0
+    (event,) = _received(agent_env["queue"])
+    ctx = parse_job_event(event)
+    cw = boto3.client("cloudwatch")
+    series = MetricsReader("us-east-1", client=cw).read(
+        trial_queries(ctx.trial_id, "eval_loss", "neuron"), ctx.started_at, ctx.ended_at
+    )
+    t = build_trial_record(ctx, workload(), series).trial
+    # Then the record keeps them: 7 execution errors + the 1 bad protocol line
+    assert t.reliability.errors == 8
+    assert t.utilization.neuroncore == pytest.approx(0.42015, rel=1e-3)

@@ -5,6 +5,7 @@ per line or pretty-printed over many."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trncost_client.agent.monitors import ReportReader, cross_check, iter_reports, reading_of
@@ -62,3 +63,19 @@ def test_a_truncated_report_yields_nothing_and_a_report_without_runtimes_only_fa
     only_facts = reading_of({"instance_info": {"instance_type": "trn1.32xlarge"}})
     assert only_facts is not None and only_facts.utilization_pct is None
     assert only_facts.hardware is not None and only_facts.execution_errors is None
+
+
+def test_typed_errors_are_kept_when_every_execution_completed() -> None:
+    # Given a report whose executions all completed but whose error_summary counts 2 hardware
+    # and 1 runtime error (the generic count aside): they were published as 0 before
+    report = json.loads(REPORTS.joinpath("report_line.json").read_text())
+    stats = report["neuron_runtime_data"][0]["report"]["execution_stats"]
+    stats["error_summary"].update({"generic": 500, "hardware": 2, "runtime": 1})
+    reading = reading_of(report)
+    # Then the larger view is kept: 3 errors (never the generic 500, never 0)
+    assert reading is not None and reading.execution_errors == 3.0
+    # and where both views count, the larger wins (an execution with a numerical error is
+    # one error, not two)
+    stats["execution_summary"]["completed_with_num_err"] = 4
+    stats["error_summary"]["numerical"] = 4
+    assert reading_of(report).execution_errors == 7.0

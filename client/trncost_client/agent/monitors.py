@@ -8,10 +8,13 @@ neuron-monitor (aws-neuron-tools) prints one JSON report per period, on one line
   `.neuroncore_utilization` (percent) → NeuronCoreUtilization = the mean over every core in use;
 - `neuron_runtime_data[].report.memory_used.neuron_runtime_used_bytes.neuron_device` (bytes)
   → NeuronDeviceMemoryUsed = the sum over runtimes;
-- `neuron_runtime_data[].report.execution_stats.execution_summary` → NeuronExecutionErrors =
-  the executions that failed in the period: completed_with_err + completed_with_num_err +
-  timed_out + incorrect_input + failed_to_queue. `error_summary` is not read: its `generic`
-  count is not a count of failed executions (a healthy report can carry thousands);
+- `neuron_runtime_data[].report.execution_stats` → NeuronExecutionErrors = the larger of two
+  views of the period's errors: `execution_summary`'s failed executions (completed_with_err +
+  completed_with_num_err + timed_out + incorrect_input + failed_to_queue) and
+  `error_summary`'s typed errors (numerical + transient + model + runtime + hardware). Its
+  `generic` count is not read: it is not a count of errors (a healthy report carries
+  thousands). A report whose executions all completed can still carry hardware or runtime
+  errors: they are kept, never published as 0;
 - `instance_info.instance_type` (cross-checked against the trial's instance type: a mismatch
   is a note on the record) and `neuron_hardware_info` (neuron_device_count,
   neuroncore_per_device_count, neuron_device_memory_size: bytes per device).
@@ -45,6 +48,8 @@ FAILED_EXECUTIONS = (
     "incorrect_input",
     "failed_to_queue",
 )
+# error_summary's typed errors (its `generic` count is not an error count)
+TYPED_ERRORS = ("numerical", "transient", "model", "runtime", "hardware")
 GIB = 2**30
 
 
@@ -166,6 +171,18 @@ def parse_neuron_report(text: str) -> Reading | None:
     return reading_of(report)
 
 
+def _counts(summary: Any, kinds: tuple[str, ...]) -> float | None:
+    """Σ of the `kinds` counts a summary holds (None when it holds none of them)."""
+    if not isinstance(summary, dict):
+        return None
+    found = [
+        float(v)
+        for k in kinds
+        if isinstance(v := summary.get(k), int | float) and math.isfinite(v) and v >= 0
+    ]
+    return sum(found) if found else None
+
+
 def reading_of(report: dict[str, Any]) -> Reading | None:  # noqa: C901 - one block per group
     utils: list[float] = []
     memory = 0.0
@@ -183,12 +200,14 @@ def reading_of(report: dict[str, Any]) -> Reading | None:  # noqa: C901 - one bl
         if isinstance(used.get("neuron_device"), int | float):
             memory += float(used["neuron_device"])
             has_memory = True
-        summary = ((rep.get("execution_stats") or {}).get("execution_summary")) or {}
-        for kind in FAILED_EXECUTIONS:
-            value = summary.get(kind)
-            if isinstance(value, int | float) and math.isfinite(value) and value >= 0:
-                errors += float(value)
-                has_errors = True
+        stats = rep.get("execution_stats") or {}
+        failed, typed = (
+            _counts(stats.get("execution_summary"), FAILED_EXECUTIONS),
+            _counts(stats.get("error_summary"), TYPED_ERRORS),
+        )
+        if failed is not None or typed is not None:
+            errors += max(failed or 0.0, typed or 0.0)
+            has_errors = True
     hardware = _hardware(report)
     if not (utils or has_memory or has_errors or hardware):
         return None
