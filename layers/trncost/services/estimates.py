@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from trncost import aws
-from trncost.errors import Busy, DomainError, InvalidInput, NoPrices, NotFound, Unavailable
+from trncost.errors import (
+    Busy,
+    DomainError,
+    InvalidInput,
+    NoPrices,
+    NotFound,
+    Unavailable,
+    first_validation_error,
+)
 from trncost.events import DetailType
 from trncost.model import Assumptions, Candidate, Estimate, EstimateInput, PriceSnapshot
 from trncost.model.changes import FigureChange
@@ -228,11 +236,9 @@ class EstimateService:
         try:
             snap = self.prices.get_snapshot(snapshot_id) if snapshot_id else self.prices.latest()
         except ValidationError as exc:  # stored before a bound existed (trncost.model.bounds)
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
             raise DomainError(
                 f"price snapshot {snapshot_id or '(latest)'} holds a quote out of range"
-                f" ({where}: {first['msg']}): take a new snapshot"
+                f" ({first_validation_error(exc)[1]}): take a new snapshot"
             ) from None
         if snap is None:
             raise NoPrices(
@@ -425,9 +431,7 @@ class _Inputs:
 
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"a stored record does not validate: {where}: {first['msg']}"
+        return f"a stored record does not validate: {first_validation_error(exc)[1]}"
     return f"{type(exc).__name__}: {exc}"[:1000]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 from pydantic import TypeAdapter, ValidationError
 
-from trncost.errors import Conflict, InvalidInput
+from trncost.errors import Conflict, InvalidInput, first_validation_error
 from trncost.model import Estimate, TrialRun, Workload
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
@@ -56,9 +56,7 @@ def _definition(item: dict[str, Any]) -> EstimateDefinition | UnreadableDefiniti
         return EstimateDefinition.model_validate_json(item["definition"])
     except ValidationError as exc:
         eid = str(item.get("gsi1sk") or item.get("pk", "")).removeprefix("ESTIMATE#")
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return UnreadableDefinition(eid, f"stored definition: {where}: {first['msg']}")
+        return UnreadableDefinition(eid, f"stored definition: {first_validation_error(exc)[1]}")
 
 
 class RecordStore(Repository):
