@@ -33,7 +33,6 @@ from typing import Any
 from trncost import aws
 from trncost.errors import OpsError
 
-DLQ_NAME_MARKERS = ("-dlq", "deadletter")
 ACTIVE_TASK_STATUSES = frozenset({"RUNNING", "CANCELLING"})
 MAX_MOVE_RATE = 500  # StartMessageMoveTask's MaxNumberOfMessagesPerSecond limit
 RECEIVE_BATCH = 10
@@ -69,10 +68,6 @@ class Queue:
     @property
     def region(self) -> str:
         return self.arn.split(":")[3]
-
-    @property
-    def fifo(self) -> bool:
-        return self.name.endswith(".fifo")
 
 
 @dataclass(frozen=True)

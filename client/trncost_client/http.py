@@ -320,9 +320,6 @@ class TrncostClient:
     def estimate(self, estimate_id: str, version: int | None = None) -> dict[str, Any]:
         return self.get_object(f"/estimates/{_seg(estimate_id)}", {"version": version})
 
-    def report_html(self, estimate_id: str, version: int | None = None) -> str:
-        return self.report(estimate_id, version, "html")
-
     def report(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> str:
         """An estimate's report: the HTML page, or its line items and input table as `csv` or
         `md`."""

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 routes = router()
 Version = Annotated[int | None, Query(ge=1, description="a version; omitted: latest")]
-HTML = "text/html; charset=utf-8"
 
 
 def _view(version: EstimateVersion) -> EstimateView:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,9 +42,6 @@ from trncost.model.analysis import (
     VariedInput,
 )
 from trncost.model.estimate import Estimate, EstimateInput
-
-if TYPE_CHECKING:
-    from trncost.estimate.scaling import FitPredictive
 
 __all__ = ["Inputs", "Sampler", "Uncertain", "draw_all", "gamma_quantile", "monte_carlo"]
 
@@ -80,7 +76,6 @@ class Inputs(EvidenceDraws):
         self.rows = {r.id: r for r in est.inputs}
         self.notes: list[str] = []
         self.basis: list[str] = []
-        self.predictive: FitPredictive | None = None
         self.doublings = 0.0
         self.ev = Evidence.of(inp, Ledger(inp.prices))
         self.items: list[Uncertain] = []

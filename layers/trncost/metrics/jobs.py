@@ -32,7 +32,6 @@ from trncost.errors import JobTagError
 from trncost.model.candidate import Precision
 from trncost.model.trial import Phase, TimingScope
 
-TAG_PREFIX = "trncost:"
 WORKLOAD_TAG = "trncost:workload"
 PHASE_TAG = "trncost:phase"
 TRIAL_TAG = "trncost:trial"

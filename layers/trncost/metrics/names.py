@@ -437,14 +437,6 @@ CONTAINER_INSIGHTS_NEURON = AcceleratorSource(
         "runtime, hardware); increments assumed",
     ),
 )
-CONTAINER_INSIGHTS_NEURON_ECC = _aws(
-    "hw_ecc_events",
-    CONTAINER_INSIGHTS_NAMESPACE,
-    "node_neurondevice_hw_ecc_events_total",
-    "Count",
-    "Sum",
-    "corrected and uncorrected ECC events of the node's Neuron devices",
-)
 CWAGENT_NAMESPACE = "CWAgent"
 CWAGENT_GPU = AcceleratorSource(
     "cwagent-gpu",

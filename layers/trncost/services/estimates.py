@@ -160,10 +160,6 @@ class EstimateService:
             raise NotFound(f"estimate {estimate_id} not found")
         return versions
 
-    def report(self, estimate_id: str, version: int | None = None) -> str:
-        """A version as a self-contained HTML page."""
-        return self.render(estimate_id, version).body
-
     def render(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> Rendered:
         """A version's report as `fmt`: the HTML page (with the break-even of a PENDING price
         against the best comparable estimate of the workload), or its line items and input
