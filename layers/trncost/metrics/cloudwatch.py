@@ -278,49 +278,36 @@ class MetricsReader:
     def _pages(
         self, queries: list[dict[str, Any]], start: datetime, end: datetime
     ) -> Iterator[dict[str, Any]]:
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "MetricDataQueries": queries,
-                "StartTime": start,
-                "EndTime": end,
-                "ScanBy": "TimestampAscending",
-            }
-            if self.max_datapoints is not None:
-                kwargs["MaxDatapoints"] = self.max_datapoints
-            if token:
-                kwargs["NextToken"] = token
+        kwargs: dict[str, Any] = {
+            "MetricDataQueries": queries,
+            "StartTime": start,
+            "EndTime": end,
+            "ScanBy": "TimestampAscending",
+        }
+        if self.max_datapoints is not None:
+            kwargs["MaxDatapoints"] = self.max_datapoints
+        for page in self.client.get_paginator("get_metric_data").paginate(**kwargs):
             self.calls += 1
-            page = self.client.get_metric_data(**kwargs)
             self.messages.extend(
                 f"{m.get('Code', '')}: {m.get('Value', '')}".strip(": ")
                 for m in page.get("Messages", [])
             )
             yield page
-            token = page.get("NextToken")
-            if not token:
-                return
 
     def count_metrics(self, namespace: str, dimensions: Mapping[str, str]) -> int:
         """How many distinct metrics (name + dimensions) in `namespace` carry all `dimensions`
         (ListMetrics: metrics with data in the past two weeks)."""
-        token: str | None = None
         seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-        while True:
-            kwargs: dict[str, Any] = {
-                "Namespace": namespace,
-                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
-            }
-            if token:
-                kwargs["NextToken"] = token
+        pages = self.client.get_paginator("list_metrics").paginate(
+            Namespace=namespace,
+            Dimensions=[{"Name": k, "Value": v} for k, v in dimensions.items()],
+        )
+        for page in pages:
             self.calls += 1
-            page = self.client.list_metrics(**kwargs)
             for m in page.get("Metrics", []):
                 dims = tuple(sorted((d["Name"], d["Value"]) for d in m.get("Dimensions", [])))
                 seen.add((m["MetricName"], dims))
-            token = page.get("NextToken")
-            if not token:
-                return len(seen)
+        return len(seen)
 
 
 def _series(item: Item, a: _Acc) -> Series:

@@ -75,19 +75,15 @@ class JobLogsReader:
     # -- where ---------------------------------------------------------------------------------
     def _prefixed(self, prefix: str) -> list[str]:
         names: list[str] = []
-        token: str | None = None
-        while self.calls < self.max_calls and len(names) < MAX_STREAMS:
-            kwargs: dict[str, Any] = {
-                "logGroupName": SAGEMAKER_LOG_GROUP,
-                "logStreamNamePrefix": prefix,
-            }
-            if token:
-                kwargs["nextToken"] = token
+        if self.calls >= self.max_calls:
+            return names
+        pages = self.client.get_paginator("describe_log_streams").paginate(
+            logGroupName=SAGEMAKER_LOG_GROUP, logStreamNamePrefix=prefix
+        )
+        for page in pages:  # a page is a call: stop at the call cap or with enough streams
             self.calls += 1
-            page = self.client.describe_log_streams(**kwargs)
             names += [s["logStreamName"] for s in page.get("logStreams", [])]
-            token = page.get("nextToken")
-            if not token:
+            if self.calls >= self.max_calls or len(names) >= MAX_STREAMS:
                 break
         return sorted(names)[:MAX_STREAMS]
 
@@ -110,6 +106,8 @@ class JobLogsReader:
     def events(
         self, group: str, stream: str, start: datetime | None, end: datetime | None
     ) -> Iterator[tuple[int, str]]:
+        # A loop, not a paginator: botocore has none for GetLogEvents, whose stream ends when
+        # nextForwardToken comes back unchanged (a paginator refuses a repeated token).
         token: str | None = None
         while self.calls < self.max_calls:
             kwargs: dict[str, Any] = {

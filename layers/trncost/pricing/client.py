@@ -41,22 +41,12 @@ class PriceListClient:
 
     def get_products(self, service_code: str, filters: list[dict[str, str]]) -> Iterator[str]:
         """Every PriceList item (a JSON string) matching the filters, page by page."""
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "ServiceCode": service_code,
-                "Filters": filters,
-                "FormatVersion": "aws_v1",
-                "MaxResults": 100,
-            }
-            if token:
-                kwargs["NextToken"] = token
+        pages = self.client.get_paginator("get_products").paginate(
+            ServiceCode=service_code, Filters=filters, FormatVersion="aws_v1", MaxResults=100
+        )
+        for page in pages:
             self.calls += 1
-            page = self.client.get_products(**kwargs)
             yield from page.get("PriceList", [])
-            token = page.get("NextToken")
-            if not token:
-                return
 
 
 class CapacityBlockClient:
@@ -86,20 +76,13 @@ class CapacityBlockClient:
         start: datetime,
         end: datetime,
     ) -> Iterator[dict[str, Any]]:
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "InstanceType": instance_type,
-                "InstanceCount": instance_count,
-                "CapacityDurationHours": duration_hours,
-                "StartDateRange": start,
-                "EndDateRange": end,
-            }
-            if token:
-                kwargs["NextToken"] = token
+        pages = self.client.get_paginator("describe_capacity_block_offerings").paginate(
+            InstanceType=instance_type,
+            InstanceCount=instance_count,
+            CapacityDurationHours=duration_hours,
+            StartDateRange=start,
+            EndDateRange=end,
+        )
+        for page in pages:
             self.calls += 1
-            page = self.client.describe_capacity_block_offerings(**kwargs)
             yield from page.get("CapacityBlockOfferings", [])
-            token = page.get("NextToken")
-            if not token:
-                return
