@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from trncost.model.catalog import Catalog
+from trncost.pricing.client import PRICE_LIST_REGIONS
 
 # Commercial, GovCloud and ISO partitions: us-east-1, ap-southeast-2, us-gov-west-1, ...
 REGION_PATTERN = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$"
@@ -39,8 +40,6 @@ LOG_RETENTION_DAYS: frozenset[int] = frozenset({
     3288, 3653,
 })
 # fmt: on
-# Regions that serve the AWS Price List Query API (pricing.<region>.amazonaws.com).
-PRICE_LIST_ENDPOINT_REGIONS: frozenset[str] = frozenset({"us-east-1", "eu-central-1", "ap-south-1"})
 
 Region = Annotated[str, Field(pattern=REGION_PATTERN)]
 InstanceType = Annotated[str, Field(pattern=INSTANCE_TYPE_PATTERN)]
@@ -178,8 +177,8 @@ class StageConfig(BaseModel):
     @field_validator("price_list_endpoint_region")
     @classmethod
     def _price_list_region(cls, value: str) -> str:
-        if value not in PRICE_LIST_ENDPOINT_REGIONS:
-            allowed = ", ".join(sorted(PRICE_LIST_ENDPOINT_REGIONS))
+        if value not in PRICE_LIST_REGIONS:
+            allowed = ", ".join(sorted(PRICE_LIST_REGIONS))
             raise ValueError(f"the Price List API is not served from {value}; use one of {allowed}")
         return value
 

@@ -49,8 +49,6 @@ LAMBDA_REGION_ENV = "AWS_REGION"  # what Lambda sets (with AWS_DEFAULT_REGION, t
 STATE_DIR_ENV = "TRNCOST_STATE_DIR"  # the local runtime's state file (default ~/.cache/trncost)
 LOG_LEVEL_ENV = "POWERTOOLS_LOG_LEVEL"  # Powertools' own; the local runtime passes it on
 
-PRICE_LIST_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
-
 
 def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env

@@ -12,7 +12,12 @@ from datetime import datetime
 from typing import Any
 
 from trncost import aws
-from trncost.settings import PRICE_LIST_REGIONS
+
+# The regions whose endpoint (api.pricing.<region>.amazonaws.com) serves the Price List Query
+# API; any of them prices every region. The one list: the client and the stage config check
+# against it, and a unit test holds it to botocore's endpoint data (read there, not here: a
+# botocore session's endpoint data costs a cold start ~60 ms).
+PRICE_LIST_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
 
 
 class PriceListClient:
