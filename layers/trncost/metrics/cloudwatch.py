@@ -221,9 +221,11 @@ class _Acc:
     messages: list[str] = field(default_factory=list)
 
 
-class MetricsReader:
+class MetricsReader(aws.RegionalAdapter):
     """Reads many series over one time window with as few GetMetricData calls as the limits
     allow."""
+
+    service = "cloudwatch"
 
     def __init__(
         self,
@@ -233,17 +235,9 @@ class MetricsReader:
     ) -> None:
         if max_datapoints is not None and not 0 < max_datapoints <= MAX_DATAPOINTS_PER_CALL:
             raise ValueError(f"max_datapoints must be in 1..{MAX_DATAPOINTS_PER_CALL}")
-        self.region = region
-        self._client = client
+        super().__init__(region, client)
         self.max_datapoints = max_datapoints
-        self.calls = 0
         self.messages: list[str] = []  # top-level Messages of every response
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("cloudwatch", self.region)
-        return self._client
 
     def read(self, items: Sequence[Item], start: datetime, end: datetime) -> dict[str, Series]:
         """Every item's series over [start, end) (widened to whole periods), by query id."""

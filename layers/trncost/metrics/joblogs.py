@@ -46,7 +46,9 @@ class JobLogs:
     notes: list[str] = field(default_factory=list)
 
 
-class JobLogsReader:
+class JobLogsReader(aws.RegionalAdapter):
+    service = "logs"
+
     def __init__(
         self,
         region: str,
@@ -54,17 +56,9 @@ class JobLogsReader:
         batch_client: Any = None,
         max_calls: int = MAX_CALLS,
     ) -> None:
-        self.region = region
-        self._client = client
+        super().__init__(region, client)
         self._batch = batch_client
         self.max_calls = max_calls
-        self.calls = 0
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("logs", self.region)
-        return self._client
 
     @property
     def batch(self) -> Any:

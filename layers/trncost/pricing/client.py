@@ -20,29 +20,17 @@ from trncost import aws
 PRICE_LIST_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
 
 
-class PriceListClient:
+class PriceListClient(aws.RegionalAdapter):
     """`pricing:GetProducts` with filters and pagination, on a Price List endpoint region."""
+
+    service = "pricing"
 
     def __init__(self, region: str = "us-east-1", client: Any = None) -> None:
         if region not in PRICE_LIST_REGIONS:
             raise ValueError(
                 f"the Price List API is served from {', '.join(PRICE_LIST_REGIONS)}, not {region}"
             )
-        self.region = region
-        self._client = client
-        self.calls = 0
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("pricing", self.region)
-        return self._client
-
-    @property
-    def endpoint(self) -> str:
-        """The endpoint the requests go to (a price's `official` origin names it)."""
-        meta = getattr(self.client, "meta", None)
-        return str(getattr(meta, "endpoint_url", None) or f"pricing.{self.region}.amazonaws.com")
+        super().__init__(region, client)
 
     def get_products(self, service_code: str, filters: list[dict[str, str]]) -> Iterator[str]:
         """Every PriceList item (a JSON string) matching the filters, page by page."""
@@ -54,24 +42,10 @@ class PriceListClient:
             yield from page.get("PriceList", [])
 
 
-class CapacityBlockClient:
+class CapacityBlockClient(aws.RegionalAdapter):
     """`ec2:DescribeCapacityBlockOfferings` in one region."""
 
-    def __init__(self, region: str, client: Any = None) -> None:
-        self.region = region
-        self._client = client
-        self.calls = 0
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("ec2", self.region)
-        return self._client
-
-    @property
-    def endpoint(self) -> str:
-        meta = getattr(self.client, "meta", None)
-        return str(getattr(meta, "endpoint_url", None) or f"ec2.{self.region}.amazonaws.com")
+    service = "ec2"
 
     def offerings(
         self,

@@ -82,14 +82,21 @@ class RecordStore(Repository):
         item = self.item(workload_pk(workload_id), WORKLOAD_SK)
         return Workload.model_validate_json(item["workload"]) if item else None
 
-    def list_workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
-        items, last = self.query_page(
+    def _workloads_page(
+        self, limit: int, cursor: str | None, **kwargs: Any
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """One page of the workloads' index entries, newest first."""
+        return self.query_page(
             limit,
             decode_cursor(cursor, gsi1pk=WORKLOADS_GSI_PK),
             IndexName=GSI,
             KeyConditionExpression=Key("gsi1pk").eq(WORKLOADS_GSI_PK),
             ScanIndexForward=False,
+            **kwargs,
         )
+
+    def list_workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
+        items, last = self._workloads_page(limit, cursor)
         return Page(
             [Workload.model_validate_json(i["workload"]) for i in items], encode_cursor(last)
         )
@@ -99,13 +106,8 @@ class RecordStore(Repository):
     ) -> tuple[list[str], str | None]:
         """One page of workload ids, newest first, without reading the workloads themselves
         (a refresh reads each on its own)."""
-        items, last = self.query_page(
-            limit,
-            decode_cursor(cursor, gsi1pk=WORKLOADS_GSI_PK),
-            IndexName=GSI,
-            KeyConditionExpression=Key("gsi1pk").eq(WORKLOADS_GSI_PK),
-            ScanIndexForward=False,
-            ProjectionExpression="pk, sk, gsi1pk, gsi1sk",
+        items, last = self._workloads_page(
+            limit, cursor, ProjectionExpression="pk, sk, gsi1pk, gsi1sk"
         )
         return [str(i["pk"]).removeprefix("WORKLOAD#") for i in items], encode_cursor(last)
 
