@@ -1,0 +1,201 @@
+"""Reading a billing export: CSV (streamed with the stdlib `csv` module), gzip CSV (how AWS
+Data Exports deliver text) and Parquet (DuckDB), into a `ParsedBill`.
+
+The format is told by the content, not the name: `PAR1` starts a Parquet file, `1f 8b` a gzip
+stream, anything else is CSV text (UTF-8, a byte-order mark allowed).
+
+CSV is read a record at a time and never held whole. A record whose text carries no trncost
+tag key in any spelling (neither `trncost:` nor `trncost_`) is counted and not parsed: most of
+a bill is someone else's, and this is what reads a million rows in seconds
+(benchmarks/bench_actuals.py). A record spans lines when a quoted field holds a newline: the
+quote count of each line says whether the record goes on (RFC 4180: an escaped quote is two).
+
+Parquet is read by DuckDB: only the columns trncost reads, only the rows whose tag map has a
+trncost key (filtered inside DuckDB), the total counted from the file's metadata. DuckDB is in
+the Lambda layer (about 55 MB of the 250 MB a function may unzip: tests/infra checks the
+layer's size).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import gzip
+import io
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from trncost.billing.rows import BillRows
+from trncost.billing.tags import NEEDLES
+from trncost.errors import InvalidInput
+from trncost.model.actuals import ParsedBill
+
+PARQUET_MAGIC = b"PAR1"
+GZIP_MAGIC = b"\x1f\x8b"
+BATCH = 4096  # tagged records parsed per csv.reader call
+FETCH = 10_000  # Parquet rows per fetch
+
+
+def read_bill_bytes(data: bytes, name: str = "body") -> ParsedBill:
+    """A whole export held in memory (an API body): CSV, gzip CSV or Parquet."""
+    if data[:4] == PARQUET_MAGIC:
+        with tempfile.TemporaryDirectory(prefix="trncost-bill-") as tmp:
+            path = Path(tmp) / "bill.parquet"
+            path.write_bytes(data)
+            return read_parquet(path, name)
+    return read_csv_stream(io.BytesIO(data), name)
+
+
+def read_bill_file(path: str | os.PathLike[str], name: str | None = None) -> ParsedBill:
+    """An export on disk (the CLI's files): CSV, gzip CSV or Parquet, streamed."""
+    shown = name or os.fspath(path)
+    with open(path, "rb") as f:
+        head = f.read(4)
+        if head == PARQUET_MAGIC:
+            return read_parquet(Path(path), shown)
+        f.seek(0)
+        return read_csv_stream(f, shown)
+
+
+def read_csv_stream(stream: IO[bytes], name: str = "body") -> ParsedBill:
+    """A CSV export (plain or gzip) from a binary stream, a record at a time."""
+    head = stream.read(2)
+    stream.seek(0)
+    raw: IO[bytes] | gzip.GzipFile = (
+        gzip.GzipFile(fileobj=stream, mode="rb") if head == GZIP_MAGIC else stream
+    )
+    text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+    try:
+        return _read_csv(text, name)
+    except UnicodeDecodeError:
+        raise InvalidInput(f"body: {name} is not UTF-8 text", fields=["body"]) from None
+    except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
+        raise InvalidInput(f"body: {name}: {exc}", fields=["body"]) from None
+
+
+def _records(lines: Iterable[str]) -> Iterator[str]:
+    """Whole CSV records from physical lines (a quoted field may hold line breaks)."""
+    parts: list[str] = []
+    for line in lines:
+        if parts:
+            parts.append(line)
+            if line.count('"') & 1:
+                yield "".join(parts)
+                parts = []
+        elif line.count('"') & 1:
+            parts.append(line)
+        else:
+            yield line
+    if parts:
+        yield "".join(parts)  # an unterminated quote: csv says so
+
+
+def _read_csv(text: io.TextIOWrapper, name: str) -> ParsedBill:
+    records = _records(text)
+    first = next(records, None)
+    if first is None or not first.strip():
+        raise InvalidInput(f"body: {name} is empty (no CSV header)", fields=["body"])
+    header = next(csv.reader([first]))
+    rows = BillRows(header, name)
+    needle_a, needle_b = NEEDLES
+    batch: list[str] = []
+    numbers: list[int] = []
+    number = 0
+    skipped = 0
+    for record in records:
+        number += 1
+        if needle_a in record or needle_b in record:
+            batch.append(record)
+            numbers.append(number)
+            if len(batch) >= BATCH:
+                _parse(rows, batch, numbers, name)
+                batch, numbers = [], []
+        elif record.strip():
+            skipped += 1
+        else:
+            number -= 1  # a blank line is no row
+    if batch:
+        _parse(rows, batch, numbers, name)
+    rows.skipped(skipped)
+    return rows.result([name])
+
+
+def _parse(rows: BillRows, batch: list[str], numbers: list[int], name: str) -> None:
+    try:
+        for row, number in zip(csv.reader(batch), numbers, strict=True):
+            rows.add(row, number)
+    except csv.Error as exc:
+        raise InvalidInput(
+            f"body: {name} is not CSV trncost reads ({exc})", fields=["body"]
+        ) from None
+
+
+def _quoted(column: str) -> str:
+    return '"' + column.replace('"', '""') + '"'
+
+
+def read_parquet(path: Path, name: str) -> ParsedBill:
+    """A Parquet export: the columns trncost reads, the rows with a trncost tag (DuckDB)."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    try:
+        # Lambda: only /tmp is writable (DuckDB's home holds its extension cache)
+        home = tempfile.gettempdir().replace("'", "''")
+        con.execute(f"SET home_directory = '{home}'")
+        source = "read_parquet(?)"
+        try:
+            schema = con.execute(f"DESCRIBE SELECT * FROM {source}", [str(path)]).fetchall()
+        except duckdb.Error as exc:
+            raise InvalidInput(f"body: {name} is not Parquet DuckDB reads ({exc})".split("\n")[0],
+                               fields=["body"]) from None  # fmt: skip
+        names = [str(r[0]) for r in schema]
+        types = {str(r[0]): str(r[1]).upper() for r in schema}
+        probe = BillRows(names, name)
+        selected = sorted(probe.index.items(), key=lambda kv: kv[1])
+        columns = [names[i] for _, i in selected]
+        rows = BillRows(columns, name)
+        tag_columns = [c for k, c in ((k, names[i]) for k, i in selected) if k in ("tags", "tags2")]
+        conditions = []
+        for column in tag_columns:
+            if types[column].startswith("MAP"):
+                keys = f"array_to_string(map_keys({_quoted(column)}), ' ')"
+            else:
+                keys = f"CAST({_quoted(column)} AS VARCHAR)"
+            conditions += [f"{keys} LIKE '%{needle}%'" for needle in NEEDLES]
+        where = " OR ".join(conditions) or "FALSE"
+        (total,) = con.execute(f"SELECT count(*) FROM {source}", [str(path)]).fetchone() or (0,)
+        cursor = con.execute(
+            f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {source} WHERE {where}",
+            [str(path)],
+        )
+        number = 0
+        while batch := cursor.fetchmany(FETCH):
+            for row in batch:
+                number += 1
+                rows.add(row, number)
+        rows.skipped(int(total) - number)
+        return rows.result([name])
+    finally:
+        con.close()
+
+
+def sniff(data: bytes) -> str:
+    """What a body holds: parquet, gzip or text (for messages)."""
+    if data[:4] == PARQUET_MAGIC:
+        return "parquet"
+    if data[:2] == GZIP_MAGIC:
+        return "gzip"
+    return "text"
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether `data` decodes as UTF-8 (a CSV body sent as text)."""
+    try:
+        codecs.decode(data, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
