@@ -53,6 +53,7 @@ from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
 
 if TYPE_CHECKING:  # the report is imported on first use, not at cold start
+    from trncost.model.actuals import ActualsComparison
     from trncost.report.break_even import Alternative
     from trncost.report.render import Rendered
 
@@ -118,11 +119,14 @@ class EstimateService:
         prices: PriceStore,
         clock: Callable[[], datetime] = _now,
         names: KnownNames | None = None,
+        actuals: Callable[[str], ActualsComparison | None] | None = None,
     ) -> None:
         self.records = records
         self.prices = prices
         self.clock = clock
         self.names = names or KnownNames()  # botocore's names (+ the stage catalog's)
+        # the estimate's billed actuals, for its report (trncost.services.actuals); None: none
+        self.actuals = actuals
 
     # -- reading ----------------------------------------------------------------------------
     def version(self, estimate_id: str, version: int | None = None) -> EstimateVersion:
@@ -180,6 +184,7 @@ class EstimateService:
             created_at=found.created_at,
             workload_name=workload.name if workload else None,
             alternative=self.alternative(found) if fmt != "csv" else None,
+            actuals=self.actuals(estimate_id) if self.actuals and fmt == "html" else None,
         )
 
     def alternative(self, found: EstimateVersion) -> Alternative | None:

@@ -171,6 +171,16 @@ class RecordStore(Repository):
         )
         return [TrialRun.model_validate_json(i["trial"]) for i in items]
 
+    def trials_recorded_by(self, workload_id: str, at: str) -> list[TrialRun]:
+        """The workload's trials recorded at or before `at` (ISO 8601, as stored): the
+        evidence an estimate version made at `at` had."""
+        items = self.query_all(
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_trials_gsi_pk(workload_id))
+            & Key("gsi1sk").lte(f"{at}#\uffff"),
+        )
+        return [TrialRun.model_validate_json(i["trial"]) for i in items]
+
     # -- estimates -------------------------------------------------------------------------
     def put_estimate_definition(self, definition: EstimateDefinition) -> None:
         ok = self.put_new(
