@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from trncost.model import Estimate
+from trncost.model.actuals import ActualsComparison
 from trncost.model.analysis import Analysis
 from trncost.report.break_even import Alternative, break_even_text
 
@@ -59,8 +60,10 @@ def render_estimate(
     created_at: str | None = None,
     workload_name: str | None = None,
     alternative: Alternative | None = None,
+    actuals: ActualsComparison | None = None,
 ) -> Rendered:
-    """One estimate's report as `fmt` (html, csv or md)."""
+    """One estimate's report as `fmt` (html, csv or md); `actuals`: its "Estimate vs actual"
+    section (the page only)."""
     kind = check_format(fmt)
     stem = _safe(f"trncost-{estimate_id or estimate.candidate.instance_type}") + (
         f"-v{version}" if version else ""
@@ -75,6 +78,7 @@ def render_estimate(
             created_at=created_at,
             workload_name=workload_name,
             alternative=alternative,
+            actuals=actuals,
         )
     elif kind == "csv":
         from trncost.report.exports import estimate_csv
