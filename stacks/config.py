@@ -85,8 +85,8 @@ class TrialPlansConfig(BaseModel):
 class ReservedConcurrency(BaseModel):
     """Reserved concurrency per function (lambdas/<name>): the most instances it runs at
     once, held back from the account's pool. Lambda refuses a reservation that leaves the
-    account fewer than 100 unreserved: these defaults (54 in all) need an account
-    concurrency quota of at least 154 (the default quota is 1,000)."""
+    account fewer than 100 unreserved: these defaults (55 in all) need an account
+    concurrency quota of at least 155 (the default quota is 1,000)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -97,6 +97,7 @@ class ReservedConcurrency(BaseModel):
     refresh: Annotated[int, Field(ge=1, le=1000)] = 2  # conditional writes settle races
     prices: Annotated[int, Field(ge=1, le=1000)] = 2  # one scheduled snapshot a day
     trial_steps: Annotated[int, Field(ge=1, le=1000)] = 5  # Step Functions retries throttles
+    actuals: Annotated[int, Field(ge=1, le=1000)] = 1  # one Cost Explorer pull a day
 
 
 class QueueConcurrency(BaseModel):
@@ -161,6 +162,9 @@ class StageConfig(BaseModel):
     catalog: CatalogConfig
     # When the prices Lambda snapshots the Price List (EventBridge Scheduler, UTC).
     price_schedule: Annotated[str, Field(pattern=SCHEDULE_PATTERN)] = "rate(1 day)"
+    # When the actuals Lambda asks Cost Explorer for the spend tagged trncost:estimate-id
+    # (UTC; each pull is a few USD 0.01 requests). Cost Explorer refreshes at least daily.
+    actuals_schedule: Annotated[str, Field(pattern=SCHEDULE_PATTERN)] = "cron(0 7 * * ? *)"
     api: ApiConfig = ApiConfig()
     trial_plans: TrialPlansConfig = TrialPlansConfig()
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
