@@ -38,7 +38,7 @@ SERVICE = "execute-api"
 AWS_SUFFIX = ".amazonaws.com"
 MAX_PAGES = 10_000  # a guard against a server that never stops paging
 # A report's formats (the routes' `format`) and the content type each comes back as.
-REPORT_TYPES = {"html": "text/html", "csv": "text/csv", "md": "text/markdown"}
+REPORT_TYPES = {"html": "text/html", "csv": "text/csv", "md": "text/markdown", "focus": "text/csv"}
 
 
 def api_error(status: int, body: bytes) -> ApiError:
