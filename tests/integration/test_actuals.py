@@ -103,7 +103,8 @@ def test_an_export_supersedes_cost_explorer_in_its_period(stage):
     from trncost.billing.cost_explorer import parse
 
     services, workload_id, estimate_id = stage
-    sample = json.loads(kit.sample_text(kit.BILLING / "ce_get_cost_and_usage_by_tag_and_usage_type.json", estimate_id).replace("2025-06", "2026-12"))  # fmt: skip
+    path = kit.BILLING / "ce_get_cost_and_usage_by_tag_and_usage_type.json"
+    sample = json.loads(kit.sample_text(path, estimate_id).replace("2025-06", "2026-12"))
     ce = parse(sample["response_pages"], date(2026, 12, 1), date(2027, 1, 1))
     services.actuals.import_bill(ce, "cost-explorer")
     assert services.actuals.comparison(estimate_id).periods[0].source == "cost_explorer"

@@ -50,7 +50,7 @@ def stage(table) -> tuple[Wiring, str]:
     return services, version.estimate_id
 
 
-# -- Cost Explorer ----------------------------------------------------------------------------------
+# -- Cost Explorer ---------------------------------------------------------------------------------
 def _ce_pages(estimate_id: str) -> list[dict[str, Any]]:
     """The constructed GetCostAndUsage pages, for `estimate_id` in December 2026."""
     text = (kit.BILLING / "ce_get_cost_and_usage_by_tag_and_usage_type.json").read_text()
@@ -120,7 +120,7 @@ def test_the_request_asks_the_tag_and_usage_type_from_the_first_of_last_month():
     )
 
 
-# -- SageMaker at job end ---------------------------------------------------------------------------
+# -- SageMaker at job end --------------------------------------------------------------------------
 class FakeTrainingJobs:
     """DescribeTrainingJob of the sample job, with its billable time (4,144 s × 2 instances)."""
 
@@ -171,7 +171,7 @@ def test_a_job_of_no_estimate_here_records_no_actual_but_says_so(stage):
     assert outcome.status == "actual_recorded" and "no estimate est-000000000000" in outcome.reason
 
 
-# -- a budget from an estimate ----------------------------------------------------------------------
+# -- a budget from an estimate ---------------------------------------------------------------------
 @pytest.fixture
 def api(stage, monkeypatch):
     services, _ = stage

@@ -239,5 +239,7 @@ def seed_stage(services: Any, instance_type: str = "trn2.48xlarge") -> tuple[str
         json.loads(BUNDLED_PRICES.read_text()), catalog, file="saved_price_list.json"
     )
     inp = next(i for i in request_inputs(request) if i.candidate.instance_type == instance_type)
-    version = services.estimates.create(request.workload.workload_id, inp.candidate, inp.assumptions)
+    version = services.estimates.create(
+        request.workload.workload_id, inp.candidate, inp.assumptions
+    )
     return request.workload.workload_id, version.estimate_id

@@ -218,8 +218,10 @@ def test_a_legacy_cur_is_refused_with_what_to_export_instead():
 @pytest.mark.parametrize(
     ("change", "message", "field"),
     [
-        (("BilledCost", "12 USD"), r"BilledCost: '12 USD' is not a number \(body row 1\)", "BilledCost"),
-        (("BillingPeriodStart", "June"), r"BillingPeriodStart: 'June' is not a date", "BillingPeriodStart"),
+        (("BilledCost", "12 USD"), r"BilledCost: '12 USD' is not a number \(body row 1\)",
+         "BilledCost"),
+        (("BillingPeriodStart", "June"), r"BillingPeriodStart: 'June' is not a date",
+         "BillingPeriodStart"),
         (("ChargeCategory", "Fee"), "ChargeCategory: 'Fee' is not one of", "ChargeCategory"),
         (("Tags", "{trncost:estimate-id"), r"Tags: not a JSON object \(body row 1\)", "Tags"),
     ],
@@ -248,7 +250,7 @@ def test_a_bad_tagged_row_is_refused_naming_its_column_and_row(change, message, 
     [
         (b"", "empty"),
         (b"a,b,c\n1,2,3\n", "neither a FOCUS 1.2 export"),
-        ("BilledCost,Tags\n".encode(), "has no BillingPeriodStart, ChargePeriodStart"),
+        (b"BilledCost,Tags\n", "has no BillingPeriodStart, ChargePeriodStart"),
         (b"\xff\xfe\x00garbage", "not UTF-8"),
         (gzip.compress(b"BilledCost\n")[:12], "body"),
     ],

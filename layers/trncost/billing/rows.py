@@ -36,10 +36,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from operator import itemgetter
 from typing import Any
 
 from trncost.billing.tags import ESTIMATE_KEYS, WORKLOAD_KEYS, as_mapping, find
@@ -88,6 +89,12 @@ CUR_COLUMNS: dict[str, str] = {
 }
 CUR_REQUIRED = ("billed", "line_type", "period", "start", "end", "service_code", "account")
 LEGACY_CUR = "lineItem/UnblendedCost"
+# Every field a row is read for, in the order `BillRows.add` unpacks them (absent: None).
+FIELDS = (
+    "tags", "tags2", "currency", "category", "charge_class", "billed", "net", "line_type",
+    "service_name", "product", "account", "period", "service_code", "sku", "usage_type",
+    "region", "unit", "quantity", "list", "start", "end",
+)  # fmt: skip
 
 CUR_LINE_TYPES: dict[str, tuple[str, str | None]] = {
     "Usage": ("Usage", None),
@@ -142,16 +149,24 @@ def columns_of(header: Sequence[str]) -> tuple[BillFormat, dict[str, int]]:
 
 
 def _decimal(value: Any, column: str, where: str) -> Decimal | None:
-    if value is None or value == "":
+    if type(value) is str:  # CSV: the hot path
+        if not value:
+            return None
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            raise _bad(column, value, where) from None
+    elif value is None:
         return None
-    if isinstance(value, Decimal):
-        return value
-    if isinstance(value, bool):
+    elif isinstance(value, Decimal):
+        number = value
+    elif isinstance(value, bool):
         raise _bad(column, value, where)
-    try:
-        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value).strip())
-    except InvalidOperation:
-        raise _bad(column, value, where) from None
+    else:
+        try:
+            number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
+        except InvalidOperation:
+            raise _bad(column, value, where) from None
     if not number.is_finite():
         raise _bad(column, value, where)
     return number
@@ -230,6 +245,12 @@ class BillRows:
         self.spellings: Counter[str] = Counter()
         self._tags: dict[Any, _Tagged] = {}
         self._products: dict[str, str | None] = {}
+        # the columns read, picked from a row in one call (the hot path of a million rows): a
+        # field the export has not is the None appended to each row
+        self._width = len(header)
+        self._pick = itemgetter(*(self.index.get(f, self._width) for f in FIELDS))
+        self._columns = {k: self._column(k) for k in ("period", "quantity", "list")}
+        self._periods: dict[str, str] = {}
 
     # -- rows ----------------------------------------------------------------------------------
     def skipped(self, n: int = 1) -> None:
@@ -240,98 +261,114 @@ class BillRows:
     def add(self, row: Sequence[Any], line: int) -> None:
         """One row (its values in header order); `line` names it in errors."""
         self.rows_read += 1
-        get = self._getter(row)
-        tagged = self._tagged(get("tags"), get("tags2"), line)
+        if type(row) is list and len(row) == self._width:
+            row.append(None)  # the csv module's own list: what an absent field reads
+            cells = row
+        else:
+            cells = [*row[: self._width], *([None] * (self._width - len(row))), None]
+        (tags, tags2, currency, category, charge_class, billed, net, line_type, service_name,
+         product, account, raw_period, service_code, sku, usage_type, region, unit, quantity,
+         listed, start, end) = self._pick(cells)  # fmt: skip
+        tagged = self._tagged(tags, tags2, line)
         if tagged.estimate_id is None:
             if tagged.spelling is None and tagged.workload_id is None:
                 self.untagged += 1
             else:
                 self.without_estimate += 1
             return
-        currency = get("currency")
-        if currency not in (None, "", "USD"):
+        if currency and currency != "USD":
             self.other_currency += 1
             return
         where = f"{self.file} row {line}"
-        category, charge_class, billed, service_name = self._charge(get, where)
-        account = str(get("account") or "unknown")
-        period = _period(get("period"), self._column("period"), where)
-        source = f"{self.format}:{account}"
-        self.deliveries.add((source, period))
-        group = self.groups.get((source, period, tagged.estimate_id))
+        category, charge_class, cost, service_name = self._charge(
+            (category, charge_class, billed, net, line_type, service_name, product), where
+        )
+        account = account or "unknown"
+        period = self._period_of(raw_period, where)
+        group_key = (account, period, tagged.estimate_id)
+        group = self.groups.get(group_key)
         if group is None:
-            group = self.groups[(source, period, tagged.estimate_id)] = _Group()
+            group = self.groups[group_key] = _Group()
+            self.deliveries.add((f"{self.format}:{account}", period))
         group.rows += 1
         if tagged.workload_id and not group.workload_id:
             group.workload_id = tagged.workload_id
         key = (
             service_name,
-            _text(get("service_code")),
-            _text(get("sku")),
-            _text(get("usage_type")),
-            _text(get("region")),
+            service_code or None,
+            sku or None,
+            usage_type or None,
+            region or None,
             category,
             charge_class,
-            _text(get("unit")),
+            unit or None,
         )
         acc = group.lines.get(key)
         if acc is None:
             acc = group.lines[key] = _Line()
-        acc.rows += 1
-        acc.billed += billed
-        quantity = _decimal(get("quantity"), self._column("quantity"), where)
-        if quantity is not None:
-            acc.quantity += quantity
-        listed = _decimal(get("list"), self._column("list"), where)
-        if listed is not None:
-            acc.listed = listed if acc.listed is None else acc.listed + listed
-        start, end = _text(get("start")), _text(get("end"))
-        if start and (acc.first is None or start < acc.first):
-            acc.first = start
-        if end and (acc.last is None or end > acc.last):
-            acc.last = end
+        self._accumulate(acc, cost, quantity, listed, start, end, where)
         if tagged.spelling:
             self.spellings[tagged.spelling] += 1
 
     def _charge(
-        self, get: Callable[[str], Any], where: str
+        self, cells: tuple[Any, ...], where: str
     ) -> tuple[str, str | None, Decimal, str | None]:
         """(category, class, billed [USD], service name) of a row."""
+        category, charge_class, billed, net, line_type, service_name, product = cells
         if self.format == "focus_1_2":
-            category = str(get("category") or "")
             if category not in FOCUS_CATEGORIES:
                 raise InvalidInput(
                     f"ChargeCategory: {category!r} is not one of "
                     f"{', '.join(sorted(FOCUS_CATEGORIES))} ({where})",
                     fields=["ChargeCategory"],
                 )
-            charge_class = _text(get("charge_class"))
-            billed = _decimal(get("billed"), "BilledCost", where)
-            service_name = _text(get("service_name"))
+            cost = _decimal(billed, "BilledCost", where)
+            named = service_name or None
+            charge_class = charge_class or None
         else:
-            line_type = str(get("line_type") or "")
-            category, charge_class = CUR_LINE_TYPES.get(line_type, ("Adjustment", None))
-            billed = _decimal(get("net"), "line_item_net_unblended_cost", where)
-            if billed is None:
-                billed = _decimal(get("billed"), "line_item_unblended_cost", where)
-            service_name = self._product_name(get("product"))
-        if billed is None:
+            category, charge_class = CUR_LINE_TYPES.get(str(line_type or ""), ("Adjustment", None))
+            cost = _decimal(net, "line_item_net_unblended_cost", where)
+            if cost is None:
+                cost = _decimal(billed, "line_item_unblended_cost", where)
+            named = self._product_name(product)
+        if cost is None:
             column = self._column("billed")
             raise InvalidInput(f"{column}: empty ({where})", fields=[column])
-        return category, charge_class, billed, service_name
+        return category, charge_class, cost, named
+
+    def _period_of(self, raw: Any, where: str) -> str:
+        """The billing period (YYYY-MM) of a BillingPeriodStart, cached by its text."""
+        found = self._periods.get(raw) if type(raw) is str else None
+        if found is None:
+            found = _period(raw, self._columns["period"], where)
+            if type(raw) is str and len(self._periods) < _CACHE_LIMIT:
+                self._periods[raw] = found
+        return found
+
+    def _accumulate(
+        self, acc: _Line, cost: Decimal, quantity: Any, listed: Any, start: Any, end: Any,
+        where: str,
+    ) -> None:  # fmt: skip
+        acc.rows += 1
+        acc.billed += cost
+        amount = _decimal(quantity, self._columns["quantity"], where)
+        if amount is not None:
+            acc.quantity += amount
+        amount = _decimal(listed, self._columns["list"], where)
+        if amount is not None:
+            acc.listed = amount if acc.listed is None else acc.listed + amount
+        if start:
+            start = start if type(start) is str else _text(start)
+            if acc.first is None or start < acc.first:
+                acc.first = start
+        if end:
+            end = end if type(end) is str else _text(end)
+            if acc.last is None or end > acc.last:
+                acc.last = end
 
     def _column(self, name: str) -> str:
         columns = FOCUS_COLUMNS if self.format == "focus_1_2" else CUR_COLUMNS
         return columns.get(name, name)
-
-    def _getter(self, row: Sequence[Any]) -> Callable[[str], Any]:
-        index, size = self.index, len(row)
-
-        def get(name: str) -> Any:
-            i = index.get(name)
-            return row[i] if i is not None and i < size else None
-
-        return get
 
     def _tagged(self, tags: Any, fallback: Any, line: int) -> _Tagged:
         key = tags if isinstance(tags, str) or tags is None else None
@@ -339,11 +376,13 @@ class BillRows:
             found = self._tags.get(key)
             if found is not None:
                 return found
-        mapping = dict(self._mapping(tags, line))
-        if fallback is not None:  # CUR 2.0: resource_tags first, then tags
-            for k, v in self._mapping(fallback, line).items():
-                mapping.setdefault(k, v)
+        mapping = self._mapping(tags, line)
         estimate, spelling = find(mapping, ESTIMATE_KEYS)
+        if fallback is not None:  # CUR 2.0: resource_tags first, then tags
+            other = self._mapping(fallback, line)
+            if estimate is None:
+                estimate, spelling = find(other, ESTIMATE_KEYS)
+            mapping = {**other, **mapping}
         workload, workload_key = find(mapping, WORKLOAD_KEYS)
         if estimate is not None and not _IDENTIFIER.match(estimate):
             # not an id trncost makes: kept (as a safe id) to be reported as unknown
@@ -388,7 +427,8 @@ class BillRows:
     def result(self, files: Sequence[str] = ()) -> ParsedBill:
         """What was read, as a ParsedBill (each group's lines in a stable order)."""
         groups = []
-        for (source, period, estimate_id), g in sorted(self.groups.items()):
+        for (account, period, estimate_id), g in sorted(self.groups.items()):
+            source = f"{self.format}:{account}"
             lines = [
                 BilledLine(
                     service_name=k[0],
