@@ -108,20 +108,18 @@ def same_budget(existing: dict[str, Any], wanted: dict[str, Any]) -> bool:
     )
 
 
-class Budgets:
-    """`budgets:CreateBudget`, `DescribeBudget`, `DeleteBudget` (client from trncost.aws)."""
+class Budgets(aws.RegionalAdapter):
+    """`budgets:CreateBudget`, `DescribeBudget`, `DeleteBudget` (the global endpoint's client
+    from trncost.aws, made on first use, or injected)."""
 
-    def __init__(self, client: Any = None) -> None:
-        self._client = client
+    service = "budgets"
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("budgets", BUDGETS_REGION)
-        return self._client
+    def __init__(self, client: Any = None, region: str = BUDGETS_REGION) -> None:
+        super().__init__(region, client)
 
     def describe(self, account_id: str, name: str) -> dict[str, Any] | None:
         """The budget, or None when there is none of that name."""
+        self.calls += 1
         try:
             found: dict[str, Any] = self.client.describe_budget(
                 AccountId=account_id, BudgetName=name
@@ -133,7 +131,9 @@ class Budgets:
         return found
 
     def create(self, request: dict[str, Any]) -> None:
+        self.calls += 1
         self.client.create_budget(**request)
 
     def delete(self, account_id: str, name: str) -> None:
+        self.calls += 1
         self.client.delete_budget(AccountId=account_id, BudgetName=name)

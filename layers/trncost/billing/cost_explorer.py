@@ -145,18 +145,14 @@ def parse(pages: Iterable[Mapping[str, Any]], start: date, end: date) -> ParsedB
     )
 
 
-class CostExplorer:
-    """`ce:GetCostAndUsage`, every page (client from trncost.aws, injectable)."""
+class CostExplorer(aws.RegionalAdapter):
+    """`ce:GetCostAndUsage`, every page (its one endpoint's client from trncost.aws, made on
+    first use, or injected)."""
 
-    def __init__(self, client: Any = None) -> None:
-        self._client = client
-        self.calls = 0
+    service = "ce"
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("ce", CE_REGION)
-        return self._client
+    def __init__(self, client: Any = None, region: str = CE_REGION) -> None:
+        super().__init__(region, client)
 
     def cost_and_usage(self, query: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Every page of the answer to `query`."""
