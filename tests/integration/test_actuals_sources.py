@@ -161,14 +161,18 @@ def test_a_sagemaker_job_of_an_estimate_is_its_first_same_day_actual(stage):
     assert actuals.comparison(estimate_id).actual_usd == found.actual_usd
 
 
-def test_a_job_of_no_estimate_here_records_no_actual_but_says_so(stage):
+def test_a_job_of_no_estimate_here_is_a_rejected_ingest_saying_so(stage):
     services, _ = stage
     actuals = ActualsService(
         services.actuals_store, services.records, services.estimates, sagemaker=FakeTrainingJobs
     )
     ingest = IngestService(services.records, services.claims, collector=None, actuals=actuals)  # type: ignore[arg-type]
     outcome = ingest.ingest(_job_event("est-000000000000", trial_too=False))
-    assert outcome.status == "actual_recorded" and "no estimate est-000000000000" in outcome.reason
+    assert outcome.status == "rejected"
+    assert "estimate est-000000000000 (trncost:estimate-id), which this stage has not" in (
+        outcome.reason
+    )
+    assert [r.reason for r in ingest.rejected()] == [outcome.reason]
 
 
 # -- a budget from an estimate ---------------------------------------------------------------------

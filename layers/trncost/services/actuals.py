@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from trncost import aws
 from trncost.bus import EventPublisher
-from trncost.errors import Busy, DomainError, InvalidInput, NotFound
+from trncost.errors import Busy, DomainError, InvalidInput, NotFound, UnusableEvent
 from trncost.events import DetailType
 from trncost.model.actuals import (
     ActualsComparison,
@@ -302,20 +302,27 @@ class ActualsService:
     def record_training_job(self, run: EstimateRun) -> str:
         """The first same-day actual of a SageMaker training job tagged with an estimate:
         BillableTimeInSeconds × InstanceCount instance-seconds at the rate of the estimate's
-        price snapshot. Says what it recorded, or why nothing."""
+        price snapshot. Says what it recorded; UnusableEvent says why nothing could be (an
+        estimate this stage has not, no billable time, no rate)."""
         from trncost.estimate.usage_types import sagemaker_usage_type
         from trncost.metrics.jobs import ESTIMATE_ID_TAG
         from trncost.model import Platform, PriceKey, PurchaseOption
 
         definition = self._definition(run.estimate_id)
         if definition is None:
-            return f"no estimate {run.estimate_id} in this stage: no actual recorded"
+            raise UnusableEvent(
+                f"job {run.job_name} names estimate {run.estimate_id} (trncost:estimate-id), "
+                "which this stage has not: no actual recorded"
+            )
         if self._sagemaker is None:
-            return "no SageMaker reader configured: no actual recorded"
+            raise UnusableEvent("no SageMaker reader configured: no actual recorded")
         facts = self._sagemaker(run.region).describe(run.job_name)
         seconds = facts.billed_instance_seconds
         if seconds is None or not facts.instance_type:
-            return f"job {run.job_name}: SageMaker gives no billable time: no actual recorded"
+            raise UnusableEvent(
+                f"job {run.job_name}: SageMaker gives no billable time × instance count "
+                "(a job that failed early, or instance groups): no actual recorded"
+            )
         version = self.estimates.version(run.estimate_id)
         snapshot = self.estimates.snapshot(version.estimate.snapshot_id)
         key = PriceKey.for_instance(
@@ -324,7 +331,10 @@ class ActualsService:
         quote = snapshot.quote_for(key)
         rate = None if quote.is_pending else quote.flat_rate
         if rate is None:
-            return f"no flat rate for {key} in snapshot {snapshot.snapshot_id}: no actual recorded"
+            raise UnusableEvent(
+                f"job {run.job_name}: no flat rate for {key} in snapshot {snapshot.snapshot_id} "
+                f"(estimate {run.estimate_id}'s): no actual recorded"
+            )
         hours = Decimal(str(seconds)) / Decimal(3600)
         amount = (hours * rate).quantize(MICRO)
         window = facts.wall_window

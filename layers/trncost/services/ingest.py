@@ -86,7 +86,8 @@ def infrastructure(exc: BaseException) -> bool:
 
 class SameDayActuals(Protocol):
     def record_training_job(self, run: EstimateRun) -> str:
-        """Record a SageMaker job's same-day actual for its estimate; say what was done."""
+        """Record a SageMaker job's same-day actual for its estimate; say what was done
+        (UnusableEvent: why nothing could be)."""
 
 
 class Collector(Protocol):
@@ -201,17 +202,19 @@ class IngestService:
     def _same_day_actual(self, event: Any, run: EstimateRun) -> IngestOutcome | None:
         """A SageMaker job of an estimate: its same-day actual (replaced by itself on a
         repeat: nothing changes). The outcome when the job is not a trial as well (no
-        trncost:phase tag); None when it is (its trial record is made next)."""
+        trncost:phase tag): recorded, or rejected with why not; None when it is a trial (its
+        trial record is made next, whatever became of the actual)."""
         assert self.actuals is not None
         try:
             note = self.actuals.record_training_job(run)
-        except UnusableEvent as exc:
-            return self.reject(event, str(exc))
         except Exception as exc:
             if infrastructure(exc):
                 raise
-            note = f"no actual recorded ({type(exc).__name__}: {exc})"[:1000]
-            log.warning("same-day actual of %s: %s", run.job_name, note)
+            why = str(exc) if isinstance(exc, UnusableEvent) else f"{type(exc).__name__}: {exc}"
+            if run.is_trial:
+                log.warning("no same-day actual of %s: %s", run.job_name, why)
+                return None
+            return self.reject(event, why[:1000])
         if run.is_trial:
             return None
         return IngestOutcome("actual_recorded", note, None, run.workload_id)
