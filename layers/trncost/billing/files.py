@@ -18,7 +18,6 @@ layer's size).
 
 from __future__ import annotations
 
-import codecs
 import csv
 import gzip
 import io
@@ -186,21 +185,3 @@ def read_parquet(path: Path, name: str) -> ParsedBill:
         return rows.result([name])
     finally:
         con.close()
-
-
-def sniff(data: bytes) -> str:
-    """What a body holds: parquet, gzip or text (for messages)."""
-    if data[:4] == PARQUET_MAGIC:
-        return "parquet"
-    if data[:2] == GZIP_MAGIC:
-        return "gzip"
-    return "text"
-
-
-def is_utf8(data: bytes) -> bool:
-    """Whether `data` decodes as UTF-8 (a CSV body sent as text)."""
-    try:
-        codecs.decode(data, "utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
