@@ -258,3 +258,59 @@ def test_a_bad_tagged_row_is_refused_naming_its_column_and_row(change, message, 
 def test_what_is_not_an_export_is_refused_saying_why(body, message):
     with pytest.raises(InvalidInput, match=message):
         read_bill_bytes(body)
+
+
+# -- Cost Explorer's answer and the budget request ------------------------------------------------
+def test_cost_explorer_grouped_by_the_tag_alone_reads_too():
+    from datetime import date
+
+    from trncost.billing.cost_explorer import parse
+
+    # Given the constructed answer grouped by the estimate tag only (two pages)
+    sample = json.loads((BILLING / "ce_get_cost_and_usage_by_tag.json").read_text())
+    bill = parse(sample["response_pages"], date(2025, 6, 1), date(2025, 7, 1))
+    # Then the tagged amounts are the estimate's, untagged spend ('trncost:estimate-id$') not
+    assert (bill.rows_read, bill.untagged_rows) == (4, 2)
+    (group,) = bill.groups
+    assert group.estimate_id == SAMPLE_ESTIMATE and group.estimated
+    assert sum(x.billed_usd for x in group.lines) == Decimal("807.853333336") + Decimal(
+        "2098.180555554"
+    )
+    assert [(d.source, d.period) for d in bill.deliveries] == [("cost_explorer", "2025-06")]
+
+
+def test_the_budget_request_is_the_preferred_form_and_botocore_accepts_it():
+    from datetime import date
+
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    from trncost.billing.budgets import create_request
+    from trncost.model.actuals import BudgetSubscriber
+
+    # Given the request trncost makes for an estimate
+    request = create_request(
+        account_id="111122223333",
+        estimate_id="est-123",
+        limit=Decimal("3500.004"),
+        p50=Decimal("3100"),
+        start=date(2025, 6, 1),
+        end=date(2025, 7, 1),
+        subscribers=[BudgetSubscriber(type="EMAIL", address="ml-owner@example.com")],
+    )
+    # Then it filters as the constructed sample's preferred form does (FilterExpression on the
+    # raw tag key, UnblendedCost), its name has no ':', and botocore's model accepts it
+    sample = json.loads((BILLING / "budgets_create_budget_request.json").read_text())
+    preferred = sample["preferred_request_FilterExpression"]["Budget"]
+    budget = request["Budget"]
+    assert budget["FilterExpression"] == preferred["FilterExpression"]
+    assert budget["Metrics"] == preferred["Metrics"] and "CostFilters" not in budget
+    assert (
+        budget["BudgetName"] == "trncost-est-123" and budget["BudgetLimit"]["Amount"] == "3500.00"
+    )
+    thresholds = [n["Notification"]["Threshold"] for n in request["NotificationsWithSubscribers"]]
+    assert thresholds == [3100.0, 3500.0]
+    model = botocore.session.get_session().get_service_model("budgets")
+    shape = model.operation_model("CreateBudget").input_shape
+    report = ParamValidator().validate(request, shape)
+    assert not report.has_errors(), report.generate_report()
