@@ -20,6 +20,7 @@ import math
 import sys
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from trncost.metrics import names as n
@@ -37,6 +38,8 @@ from trncost.model import Phase, TimingScope, Workload
 DAYS, PERIOD, INSTANCES = 7, 60, 64
 START = datetime(2026, 11, 1, tzinfo=UTC)
 END = START + timedelta(days=DAYS)
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the tests package (tests.support), as pytest sees it
 GET_METRIC_STATISTICS_MAX_POINTS = 1_440  # datapoints one GetMetricStatistics call returns
 
 
@@ -61,6 +64,11 @@ class FakeCloudWatch:
         if count not in self._values:
             self._values[count] = [float(50 + i % 40) for i in range(count)]
         return self._values[count]
+
+    def get_paginator(self, operation: str) -> Any:
+        from tests.support.stubs import paginator_over  # botocore's own paging, over this fake
+
+        return paginator_over(self, "cloudwatch", operation)
 
     def get_metric_data(
         self,

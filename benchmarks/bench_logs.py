@@ -23,8 +23,11 @@ import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the tests package (tests.support), as pytest sees it
 SIZE_BYTES = 2**30
 START = datetime(2026, 11, 1, tzinfo=UTC)
 DAYS = 7
@@ -135,6 +138,11 @@ class FakeLogs:
         self.per_second = 1 + len(NOISE)
         self.total = self.seconds * self.per_second
         self.calls = 0
+
+    def get_paginator(self, operation: str) -> Any:
+        from tests.support.stubs import paginator_over  # botocore's own paging, over this fake
+
+        return paginator_over(self, "logs", operation)
 
     def describe_log_streams(self, **_: Any) -> dict[str, Any]:
         self.calls += 1

@@ -21,6 +21,7 @@ from trncost.services.snapshots import SnapshotService
 ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = ROOT / "cdk.json"
 SAVED = ROOT / "tests" / "events" / "pricelist" / "get_products_us_east_1.json"
+sys.path.insert(0, str(ROOT))  # the tests package (tests.support), as pytest sees it
 
 
 class StubPricing:
@@ -41,6 +42,11 @@ class StubPricing:
             if p.service_code == ServiceCode and all(f.matches(p) for f in fs)
         ]
         return {"FormatVersion": "aws_v1", "PriceList": hits}
+
+    def get_paginator(self, operation: str) -> Any:
+        from tests.support.stubs import paginator_over  # botocore's own paging, over this fake
+
+        return paginator_over(self, "pricing", operation)
 
 
 class NullStore:

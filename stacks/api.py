@@ -29,10 +29,11 @@ from constructs import Construct
 from stacks.base import StackOptions, TrncostStack, retained_log_group
 from stacks.config import StageConfig
 from stacks.lambda_factory import TrncostFunction
-from stacks.permissions import grant_price_reads, grant_put_events, grant_table
+from stacks.permissions import grant, grant_price_reads, grant_put_events, grant_table
 from stacks.pricing import accept_uploads, catalog_json
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
+    ACCOUNT_ID_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     PLAN_MAX_BUDGET_ENV,
@@ -58,6 +59,10 @@ TABLE_ACTIONS = [
     "dynamodb:ConditionCheckItem",
 ]
 INVOKE_API_ACTIONS = ["execute-api:Invoke"]
+# POST /estimates/{id}/budget: AWS Budgets' CreateBudget and DeleteBudget are
+# budgets:ModifyBudget, DescribeBudget budgets:ViewBudget, on budgets named trncost-*.
+BUDGET_ACTIONS = ["budgets:ModifyBudget", "budgets:ViewBudget"]
+BUDGET_NAMES = "trncost-*"  # trncost.billing.budgets.budget_name
 # persona → (what it is for, the (method, path) pairs it may call). A path is the route with
 # each {parameter} as "*" (in an execute-api ARN "*" matches any characters, "/" included).
 PERSONAS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
@@ -70,16 +75,18 @@ PERSONAS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         ),
     ),
     "trial-writer": (
-        "create workloads, import trials, create estimates",
+        "create workloads, import trials, create estimates, import billed actuals",
         (
             ("POST", "/workloads"),
             ("POST", "/workloads/*/trials"),
             ("POST", "/workloads/*/estimates"),
+            ("POST", "/actuals"),
         ),
     ),
     "planner": (
-        "start trial plans (paid trial runs, within the stage's trial_plans bounds)",
-        (("POST", "/workloads/*/trial-plans"),),
+        "start trial plans (paid trial runs, within the stage's trial_plans bounds); create "
+        "an AWS Budget from an estimate",
+        (("POST", "/workloads/*/trial-plans"), ("POST", "/estimates/*/budget")),
     ),
     "price-admin": ("take price snapshots", (("POST", "/prices/snapshots"),)),
 }
@@ -120,6 +127,7 @@ class EstimateApi(Construct):
                 PLAN_MAX_BUDGET_ENV: str(config.trial_plans.max_budget_usd),
                 PLAN_MAX_RUN_HOURS_ENV: str(config.trial_plans.max_run_hours),
                 ACCEPT_UPLOADS_ENV: accept_uploads(config),
+                ACCOUNT_ID_ENV: cdk.Aws.ACCOUNT_ID,  # where an estimate's budget is made
             },
         )
         # POST /prices/snapshots may take a live snapshot: the prices function's Price List
@@ -127,6 +135,19 @@ class EstimateApi(Construct):
         grant_price_reads(self.handler.role)
         grant_table(self.handler.role, table, TABLE_ACTIONS)
         grant_put_events(self.handler.role, bus)
+        grant(
+            self.handler.role,
+            BUDGET_ACTIONS,
+            [
+                cdk.Stack.of(self).format_arn(
+                    service="budgets",
+                    region="",
+                    resource="budget",
+                    resource_name=BUDGET_NAMES,
+                    arn_format=cdk.ArnFormat.SLASH_RESOURCE_NAME,
+                )
+            ],
+        )
 
         retention_days = config.log_retention_days
         self.access_logs = retained_log_group(self, "AccessLogs", retention_days=retention_days)
@@ -136,6 +157,15 @@ class EstimateApi(Construct):
             rest_api_name=f"trncost-{stage_name}",
             description="trncost HTTP API (routes in the api Lambda; IAM auth on every method)",
             endpoint_configuration=apigw.EndpointConfiguration(types=[apigw.EndpointType.REGIONAL]),
+            # POST /actuals takes a gzip CSV or Parquet export: API Gateway hands those to the
+            # Lambda base64-encoded (text/csv and JSON stay text)
+            binary_media_types=[
+                "application/gzip",
+                "application/x-gzip",
+                "application/vnd.apache.parquet",
+                "application/x-parquet",
+                "application/octet-stream",
+            ],
             min_compression_size=cdk.Size.bytes(MIN_COMPRESSION_BYTES),
             # Every method, present and future, requires SigV4-signed IAM callers.
             default_method_options=apigw.MethodOptions(

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from trncost.model.catalog import Catalog
+from trncost.pricing.client import PRICE_LIST_REGIONS
 
 # Commercial, GovCloud and ISO partitions: us-east-1, ap-southeast-2, us-gov-west-1, ...
 REGION_PATTERN = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$"
@@ -39,8 +40,6 @@ LOG_RETENTION_DAYS: frozenset[int] = frozenset({
     3288, 3653,
 })
 # fmt: on
-# Regions that serve the AWS Price List Query API (pricing.<region>.amazonaws.com).
-PRICE_LIST_ENDPOINT_REGIONS: frozenset[str] = frozenset({"us-east-1", "eu-central-1", "ap-south-1"})
 
 Region = Annotated[str, Field(pattern=REGION_PATTERN)]
 InstanceType = Annotated[str, Field(pattern=INSTANCE_TYPE_PATTERN)]
@@ -86,8 +85,8 @@ class TrialPlansConfig(BaseModel):
 class ReservedConcurrency(BaseModel):
     """Reserved concurrency per function (lambdas/<name>): the most instances it runs at
     once, held back from the account's pool. Lambda refuses a reservation that leaves the
-    account fewer than 100 unreserved: these defaults (54 in all) need an account
-    concurrency quota of at least 154 (the default quota is 1,000)."""
+    account fewer than 100 unreserved: these defaults (55 in all) need an account
+    concurrency quota of at least 155 (the default quota is 1,000)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -98,6 +97,7 @@ class ReservedConcurrency(BaseModel):
     refresh: Annotated[int, Field(ge=1, le=1000)] = 2  # conditional writes settle races
     prices: Annotated[int, Field(ge=1, le=1000)] = 2  # one scheduled snapshot a day
     trial_steps: Annotated[int, Field(ge=1, le=1000)] = 5  # Step Functions retries throttles
+    actuals: Annotated[int, Field(ge=1, le=1000)] = 1  # one Cost Explorer pull a day
 
 
 class QueueConcurrency(BaseModel):
@@ -162,6 +162,9 @@ class StageConfig(BaseModel):
     catalog: CatalogConfig
     # When the prices Lambda snapshots the Price List (EventBridge Scheduler, UTC).
     price_schedule: Annotated[str, Field(pattern=SCHEDULE_PATTERN)] = "rate(1 day)"
+    # When the actuals Lambda asks Cost Explorer for the spend tagged trncost:estimate-id
+    # (UTC; each pull is a few USD 0.01 requests). Cost Explorer refreshes at least daily.
+    actuals_schedule: Annotated[str, Field(pattern=SCHEDULE_PATTERN)] = "cron(0 7 * * ? *)"
     api: ApiConfig = ApiConfig()
     trial_plans: TrialPlansConfig = TrialPlansConfig()
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
@@ -178,8 +181,8 @@ class StageConfig(BaseModel):
     @field_validator("price_list_endpoint_region")
     @classmethod
     def _price_list_region(cls, value: str) -> str:
-        if value not in PRICE_LIST_ENDPOINT_REGIONS:
-            allowed = ", ".join(sorted(PRICE_LIST_ENDPOINT_REGIONS))
+        if value not in PRICE_LIST_REGIONS:
+            allowed = ", ".join(sorted(PRICE_LIST_REGIONS))
             raise ValueError(f"the Price List API is not served from {value}; use one of {allowed}")
         return value
 

@@ -117,7 +117,34 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
         " failure destination in addition to a DLQ, so adding one would record each failure"
         " twice.",
     ),
+    # --- the actuals (stacks/actuals.py) ---
+    (
+        "TrncostActuals/CostExplorerActuals/Actuals/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Resource '*' is the only one these actions accept (no resource-level permissions in the"
+        " Service Authorization Reference): ce:GetCostAndUsage (read-only: the spend grouped by"
+        " the trncost:estimate-id tag) and the X-Ray xray:PutTraceSegments,"
+        " xray:PutTelemetryRecords that active tracing adds. The table and bus statements are"
+        " scoped; tests/infra pins the exact set of actions on '*'.",
+    ),
+    (
+        "TrncostActuals/CostExplorerActuals/Schedule/DeadLetterQueue",
+        "AwsSolutions::AwsSolutions-SQS3",
+        "This queue is a DLQ: the DeadLetterConfig of the EventBridge Scheduler schedule beside"
+        " it. cdk-nag recognizes only SQS redrive policies and Lambda DeadLetterConfig as DLQ"
+        " uses.",
+    ),
     # --- the API (stacks/api.py) ---
+    (
+        # POST /estimates/{id}/budget makes, reads and replaces the estimate's AWS Budget.
+        "TrncostApi/Api/Handler/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:budgets::"
+        "<AWS::AccountId>:budget/trncost-*]",
+        "budgets:ModifyBudget (CreateBudget, DeleteBudget) and budgets:ViewBudget"
+        " (DescribeBudget) on this account's budgets named trncost-<estimate id> only: the"
+        " estimate a budget is made for is named by the request, so its name is not known at"
+        " deploy time. Budgets of every other name stay out of reach.",
+    ),
     (
         # POST /prices/snapshots takes a live snapshot, as the prices function does.
         "TrncostApi/Api/Handler/Role/DefaultPolicy",

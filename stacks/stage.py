@@ -5,6 +5,7 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from stacks.actuals import TrncostActuals
 from stacks.api import TrncostApi
 from stacks.config import StageConfig
 from stacks.data import TrncostData
@@ -39,6 +40,9 @@ class TrncostStage(cdk.Stage):
             self, "TrncostWorkflow", config=config, table=self.data.table, bus=self.data.bus
         )
         self.workflow.grant_start(self.api.api.handler)  # POST /workloads/{id}/trial-plans
+        self.actuals = TrncostActuals(
+            self, "TrncostActuals", config=config, table=self.data.table, bus=self.data.bus
+        )
         # Last: it watches every function and queue the stacks above have (found, not listed).
         watched = monitored_resources(self.stacks)
         add_dead_letter_queue_outputs(watched.dead_letter_queues)  # each in its own stack

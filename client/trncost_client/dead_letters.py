@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from trncost import aws
 from trncost.errors import OpsError
 
-DLQ_NAME_MARKERS = ("-dlq", "deadletter")
 ACTIVE_TASK_STATUSES = frozenset({"RUNNING", "CANCELLING"})
 MAX_MOVE_RATE = 500  # StartMessageMoveTask's MaxNumberOfMessagesPerSecond limit
 RECEIVE_BATCH = 10
@@ -69,10 +69,6 @@ class Queue:
     @property
     def region(self) -> str:
         return self.arn.split(":")[3]
-
-    @property
-    def fifo(self) -> bool:
-        return self.name.endswith(".fifo")
 
 
 @dataclass(frozen=True)
@@ -183,11 +179,21 @@ class QueueOps:
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         """One SQS call; any AWS or SDK error becomes an OpsError naming the operation."""
+        with self._errors(operation):
+            answer: dict[str, Any] = getattr(self.client, operation)(**kwargs)
+        return answer
+
+    def _pages(self, operation: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Every page of a listing, through botocore's paginator; errors as `_call`'s."""
+        with self._errors(operation):
+            yield from self.client.get_paginator(operation).paginate(**kwargs)
+
+    @contextmanager
+    def _errors(self, operation: str) -> Iterator[None]:
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            answer: dict[str, Any] = getattr(self.client, operation)(**kwargs)
-            return answer
+            yield
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             message = _error_message(exc)
@@ -241,25 +247,13 @@ class QueueOps:
         kwargs: dict[str, Any] = {"MaxResults": 1000}
         if prefix:
             kwargs["QueueNamePrefix"] = prefix
-        while True:
-            page = self._call("list_queues", **kwargs)
+        for page in self._pages("list_queues", **kwargs):
             yield from page.get("QueueUrls", [])
-            token = page.get("NextToken")
-            if not token:
-                return
-            kwargs["NextToken"] = token
 
     def sources(self, dlq: Queue) -> list[str]:
         """URLs of the queues whose redrive policy sends to `dlq`."""
-        urls: list[str] = []
-        kwargs: dict[str, Any] = {"QueueUrl": dlq.url, "MaxResults": 1000}
-        while True:
-            page = self._call("list_dead_letter_source_queues", **kwargs)
-            urls.extend(page.get("queueUrls", []))
-            token = page.get("NextToken")
-            if not token:
-                return urls
-            kwargs["NextToken"] = token
+        pages = self._pages("list_dead_letter_source_queues", QueueUrl=dlq.url, MaxResults=1000)
+        return [url for page in pages for url in page.get("queueUrls", [])]
 
     def dead_letter_queues(self, prefix: str | None = None) -> list[DeadLetterQueue]:
         """Queues named `*-dlq` or `*DeadLetter*`, with their depth and source queues."""

@@ -38,7 +38,7 @@ SERVICE = "execute-api"
 AWS_SUFFIX = ".amazonaws.com"
 MAX_PAGES = 10_000  # a guard against a server that never stops paging
 # A report's formats (the routes' `format`) and the content type each comes back as.
-REPORT_TYPES = {"html": "text/html", "csv": "text/csv", "md": "text/markdown"}
+REPORT_TYPES = {"html": "text/html", "csv": "text/csv", "md": "text/markdown", "focus": "text/csv"}
 
 
 def api_error(status: int, body: bytes) -> ApiError:
@@ -319,9 +319,6 @@ class TrncostClient:
 
     def estimate(self, estimate_id: str, version: int | None = None) -> dict[str, Any]:
         return self.get_object(f"/estimates/{_seg(estimate_id)}", {"version": version})
-
-    def report_html(self, estimate_id: str, version: int | None = None) -> str:
-        return self.report(estimate_id, version, "html")
 
     def report(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> str:
         """An estimate's report: the HTML page, or its line items and input table as `csv` or

@@ -32,6 +32,7 @@ OUTCOME_METRIC = {
     "already_recorded": MetricName.ingest_duplicates,
     "duplicate": MetricName.ingest_duplicates,
     "rejected": MetricName.ingests_rejected,
+    "actual_recorded": MetricName.actuals_recorded,  # a SageMaker job of an estimate
 }
 
 

@@ -13,7 +13,7 @@ local runtime points every client at its embedded moto that way), or `endpoint_u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 MAX_ATTEMPTS = 4  # in all, the first attempt included: botocore's own default for DynamoDB
 
@@ -60,6 +60,31 @@ def resource(service: str, region: str | None = None, *, endpoint_url: str | Non
     import boto3
 
     return boto3.resource(service, region_name=region, endpoint_url=endpoint_url, config=config())
+
+
+class RegionalAdapter:
+    """An adapter over one AWS service in one region: its client made here on first use, or
+    injected (a test's); `calls` counts the API calls made through it (a page is a call)."""
+
+    service: ClassVar[str]  # botocore's name: "pricing", "cloudwatch", ...
+
+    def __init__(self, region: str, client: Any = None) -> None:
+        self.region = region
+        self._client = client
+        self.calls = 0
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = client(self.service, self.region)
+        return self._client
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint the requests go to (an official price's origin names it)."""
+        meta = getattr(self.client, "meta", None)
+        found = getattr(meta, "endpoint_url", None)
+        return str(found or f"{self.service}.{self.region}.amazonaws.com")
 
 
 def credentials() -> Any:

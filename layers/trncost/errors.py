@@ -233,11 +233,16 @@ def validation_fields(exc: ValidationError, prefix: str = "") -> list[str]:
     return [field_path(e["loc"], prefix) for e in exc.errors(include_url=False)]
 
 
+def first_validation_problem(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
+    """(the first field at fault, its message), for a sentence that words them its own way."""
+    first = exc.errors(include_url=False)[0]
+    return field_path(first["loc"], prefix), first["msg"]
+
+
 def first_validation_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
     """(the first field at fault, "field: message") — what a 422 or a CLI line says."""
-    first = exc.errors(include_url=False)[0]
-    field = field_path(first["loc"], prefix)
-    return field, f"{field or '(top level)'}: {first['msg']}"
+    field, message = first_validation_problem(exc, prefix)
+    return field, f"{field or '(top level)'}: {message}"
 
 
 def format_validation_error(exc: ValidationError, prefix: str = "") -> str:

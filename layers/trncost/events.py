@@ -13,6 +13,8 @@ class DetailType(StrEnum):
     price_snapshot_taken = "Price Snapshot Taken"
     trial_recorded = "Trial Recorded"
     trial_run_completed = "Trial Run Completed"  # sent by the trial agent (AGENT_SOURCE)
+    # billed actuals kept (POST /actuals, Cost Explorer, a SageMaker job's same-day figure)
+    actuals_imported = "Actuals Imported"
 
 
 def pattern(detail_type: DetailType, source: str = SOURCE) -> dict[str, Any]:

@@ -28,6 +28,12 @@ class MetricName(StrEnum):
     # ends; the stage alarms on TrialPlansFailed (stacks/monitoring/alarms.py).
     trial_plans_failed = "TrialPlansFailed"  # failed, gate_failed, budget_cap, timeout
     trial_plans_succeeded = "TrialPlansSucceeded"  # completed
+    # billed actuals (issue 27): the actuals Lambda's Cost Explorer pulls, and the ingest's
+    # same-day SageMaker figures
+    actuals_imported = "ActualsImported"  # an import that changed a billing period
+    actuals_rows_matched = "ActualsRowsMatched"
+    actuals_not_ready = "ActualsNotReady"  # Cost Explorer: the tag or its data not there yet
+    actuals_recorded = "ActualsRecorded"  # a SageMaker job of an estimate, at its end
 
 
 # The trial steps that end a plan, and what each of their outcomes counts as.

@@ -48,8 +48,8 @@ REGION_ENV = "AWS_DEFAULT_REGION"  # botocore's own; the local runtime's region
 LAMBDA_REGION_ENV = "AWS_REGION"  # what Lambda sets (with AWS_DEFAULT_REGION, the same value)
 STATE_DIR_ENV = "TRNCOST_STATE_DIR"  # the local runtime's state file (default ~/.cache/trncost)
 LOG_LEVEL_ENV = "POWERTOOLS_LOG_LEVEL"  # Powertools' own; the local runtime passes it on
-
-PRICE_LIST_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
+# The stage's AWS account (CDK sets it): the account an estimate's budget is made in.
+ACCOUNT_ID_ENV = "TRNCOST_ACCOUNT_ID"
 
 
 def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -123,6 +123,8 @@ class Settings(BaseModel):
     # The region trncost is deployed to (the local runtime's, locally): a trial plan launches
     # there, so a candidate elsewhere is refused at submission. None (not set): not checked.
     region: str | None = None
+    # The stage's account (POST /estimates/{id}/budget makes the budget in it). None: unknown.
+    account_id: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -140,6 +142,7 @@ class Settings(BaseModel):
             local_runs=LocalRuns.from_env(env),
             # botocore's own variable first (the region every client of this process uses)
             region=env.get(REGION_ENV) or env.get(LAMBDA_REGION_ENV) or None,
+            account_id=env.get(ACCOUNT_ID_ENV) or None,
         )
 
 

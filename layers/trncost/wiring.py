@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from trncost.bus import EventPublisher
     from trncost.pricing.client import PriceListClient
     from trncost.pricing.names import KnownNames
+    from trncost.services.actuals import ActualsService
     from trncost.services.comparisons import ComparisonService
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from trncost.services.trial_plans import TrialPlanService
     from trncost.services.trial_steps import TrialSteps
     from trncost.services.trials import TrialService
+    from trncost.store.actuals import ActualsStore
     from trncost.store.comparisons import ComparisonStore
     from trncost.store.ingest import IngestStore
     from trncost.store.plans import PlanStore
@@ -84,6 +86,12 @@ class Wiring:
         return PlanStore(self.settings.table_name)
 
     @cached_property
+    def actuals_store(self) -> ActualsStore:
+        from trncost.store.actuals import ActualsStore
+
+        return ActualsStore(self.settings.table_name)
+
+    @cached_property
     def publisher(self) -> EventPublisher | None:
         """trncost's own events, on the stage's bus (None: no bus configured)."""
         from trncost.bus import EventPublisher
@@ -119,7 +127,31 @@ class Wiring:
     def estimates(self) -> EstimateService:
         from trncost.services.estimates import EstimateService
 
-        return EstimateService(self.records, self.prices, names=self.names)
+        return EstimateService(
+            self.records,
+            self.prices,
+            names=self.names,
+            # the report's "Estimate vs actual" section, read when a report is rendered
+            actuals=lambda estimate_id: self.actuals.comparison_or_none(estimate_id),
+        )
+
+    @cached_property
+    def actuals(self) -> ActualsService:
+        from trncost.billing.budgets import Budgets
+        from trncost.billing.cost_explorer import CostExplorer
+        from trncost.metrics.sagemaker import TrainingJobReader
+        from trncost.services.actuals import ActualsService
+
+        return ActualsService(
+            self.actuals_store,
+            self.records,
+            lambda: self.estimates,  # made on first use (the ingest seldom needs it)
+            publisher=self.publisher,
+            cost_explorer=CostExplorer,
+            budgets=Budgets,
+            sagemaker=TrainingJobReader,
+            account_id=self.settings.account_id,
+        )
 
     @cached_property
     def trials(self) -> TrialService:
@@ -166,6 +198,8 @@ class Wiring:
             collector=self.collector,
             publisher=self.publisher,
             trials=self.trials,
+            # a SageMaker job tagged with an estimate: its same-day actual
+            actuals=self.actuals,
         )
 
     @cached_property

@@ -12,7 +12,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 
-from stacks.api import API_MEMORY_MB, API_TIMEOUT, TABLE_ACTIONS, TrncostApi
+from stacks.api import API_MEMORY_MB, API_TIMEOUT, BUDGET_ACTIONS, TABLE_ACTIONS, TrncostApi
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.data import TrncostData
 from stacks.lambda_factory import RUNTIME
@@ -34,6 +34,7 @@ from tests.support.template_kit import statements as _statements
 from trncost.model.catalog import Catalog
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
+    ACCOUNT_ID_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     PLAN_MAX_BUDGET_ENV,
@@ -200,10 +201,18 @@ def test_the_api_function_restores_from_a_snapshot(api_stack, function) -> None:
     assert "ProvisionedConcurrencyConfig" not in alias["Properties"]
 
 
-def test_rest_api_is_regional_without_binary_media_types(api_stack, rest_api_id) -> None:
+def test_rest_api_is_regional_and_binary_only_for_billing_exports(api_stack, rest_api_id) -> None:
     props = api_stack["Resources"][rest_api_id]["Properties"]
     assert props["EndpointConfiguration"] == {"Types": ["REGIONAL"]}
-    assert "BinaryMediaTypes" not in props  # the report is text/html
+    # POST /actuals: gzip and Parquet exports reach the Lambda base64-encoded; every answer
+    # (JSON, text/html reports, text/csv) is text, none of them a binary type
+    assert props["BinaryMediaTypes"] == [
+        "application/gzip",
+        "application/x-gzip",
+        "application/vnd.apache.parquet",
+        "application/x-parquet",
+        "application/octet-stream",
+    ]
     assert "Policy" not in props  # no resource policy: principals of this account only
     assert props["Name"] == f"trncost-{STAGE}"
 
@@ -346,9 +355,10 @@ def test_function_environment_uses_the_names_of_the_modules(
     assert (
         set(env)
         == {TABLE_NAME_ENV, BUS_NAME_ENV, PRICE_LIST_REGION_ENV, CATALOG_ENV, STATE_MACHINE_ARN_ENV}
-        | {PLAN_MAX_BUDGET_ENV, PLAN_MAX_RUN_HOURS_ENV, ACCEPT_UPLOADS_ENV}
+        | {PLAN_MAX_BUDGET_ENV, PLAN_MAX_RUN_HOURS_ENV, ACCEPT_UPLOADS_ENV, ACCOUNT_ID_ENV}
         | POWERTOOLS_ENV
     )
+    assert env[ACCOUNT_ID_ENV] == {"Ref": "AWS::AccountId"}  # where budgets are made
     # uploads become latest only where the stage says so (prices.accept_uploads; off here)
     assert env[ACCEPT_UPLOADS_ENV] == "false" and not stage_config.prices.accept_uploads
     assert _exported(synthesized, env[TABLE_NAME_ENV]) == (DATA, {"Ref": table_id})
@@ -380,6 +390,7 @@ def test_function_role_has_exactly_the_needed_actions(
         | XRAY_ACTIONS
         | {"sqs:SendMessage"}  # the house function's async-invoke DLQ
         | set(START_ACTIONS)  # trial plans: start the workflow, on its one state machine
+        | set(BUDGET_ACTIONS)  # POST /estimates/{id}/budget, on budgets named trncost-* only
     )
     assert set(TABLE_ACTIONS) == {
         "dynamodb:GetItem",
@@ -395,6 +406,9 @@ def test_function_role_has_exactly_the_needed_actions(
     on_star = {a for s in statements if "*" in _listed(s["Resource"]) for a in _listed(s["Action"])}
     assert on_star == price_reads | XRAY_ACTIONS
     for statement in statements:
+        if set(_listed(statement["Action"])) == set(BUDGET_ACTIONS):
+            assert json.dumps(statement["Resource"]).endswith(':budget/trncost-*"]]}')
+            continue
         assert statement["Resource"] == "*" or "*" not in json.dumps(statement["Resource"])
     # DynamoDB: the table, and Query on its one index by name
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}

@@ -39,6 +39,8 @@ from stacks.lambda_factory import (
 pytestmark = pytest.mark.infra
 
 ELF_MACHINE_AARCH64 = 183  # e_machine of an ELF for ARM 64-bit
+LAMBDA_UNZIPPED_MAX = 262_144_000  # a function and its layers, unzipped (Lambda quotas: 250 MB)
+HANDLERS_HEADROOM = 10_000_000  # the largest handler folder is a few kilobytes
 
 
 def _elf_machine(path: Path) -> int:
@@ -111,6 +113,13 @@ def test_layer_is_bundled_locally_for_arm64(tmp_path: Path, cli_context, synthes
         assert _elf_machine(shared_object) == ELF_MACHINE_AARCH64, shared_object
     # ... with every dependency present, the AWS SDK left to the runtime
     assert _missing_dependencies(site) == {}
+    # ... and small enough: Lambda unzips at most 250 MB of function code and layers together
+    # (DuckDB, for Parquet billing exports, is ~55 MB of it; the handlers are kilobytes)
+    unzipped = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    print(
+        f"\nlayer unzipped: {unzipped / 1e6:,.1f} MB of Lambda's {LAMBDA_UNZIPPED_MAX / 1e6:,.0f}"
+    )
+    assert unzipped < LAMBDA_UNZIPPED_MAX - HANDLERS_HEADROOM
     assert not (site / "botocore").exists() and not (site / "boto3").exists()
     # The asset hash is the one the (unbundled) app synth records: a deploy ships this build
     synthesized.require()

@@ -5,6 +5,7 @@ MaximumConcurrency from the stage config, every log group the stage's KMS key.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -132,6 +133,9 @@ def test_each_persona_is_a_managed_policy_scoped_by_method_and_path(synthesized)
     assert [p for p, (_, r) in PERSONAS.items() if ("GET", "/*") in r] == ["reader"]
     plans = ("POST", "/workloads/*/trial-plans")
     assert [p for p, (_, r) in PERSONAS.items() if plans in r] == ["planner"]
+    # only the planner makes AWS Budgets from estimates
+    budgets = ("POST", "/estimates/*/budget")
+    assert [p for p, (_, r) in PERSONAS.items() if budgets in r] == ["planner"]
 
 
 def test_each_persona_policy_is_an_output(synthesized) -> None:
@@ -150,6 +154,30 @@ def test_the_api_function_knows_the_stage_plan_bounds(synthesized) -> None:
     assert env["TRNCOST_TRIAL_PLAN_MAX_RUN_HOURS"] == str(CONFIG.trial_plans.max_run_hours)
 
 
+# -- the actuals ---------------------------------------------------------------------------------
+def test_the_actuals_function_reads_cost_explorer_and_writes_only_the_table_and_bus(
+    synthesized,
+) -> None:
+    template = _template(synthesized, "TrncostActuals")
+    stmts = _by_actions(statements(template, _role(template, "CostExplorerActualsRole")))
+    on_star = {
+        a for actions, found in stmts.items() for s in found
+        if s["Resource"] == "*" for a in actions
+    }  # fmt: skip
+    assert on_star == {"ce:GetCostAndUsage", "xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+    every = {a for actions in stmts for a in actions}
+    assert not any(a.startswith(("budgets:", "ce:Update", "ce:Start")) for a in every)
+    table = stmts[("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")]
+    assert len(table) == 1 and "Fn::ImportValue" in json.dumps(table[0]["Resource"])
+
+
+def test_the_api_makes_only_budgets_named_trncost(synthesized) -> None:
+    template = _template(synthesized, "TrncostApi")
+    stmts = _by_actions(statements(template, _role(template, "ApiHandlerRole")))
+    (budget,) = stmts[("budgets:ModifyBudget", "budgets:ViewBudget")]
+    assert _arn_tail(budget["Resource"]) == "budget/trncost-*"
+
+
 # -- concurrency ----------------------------------------------------------------------------------
 def test_every_function_has_its_reserved_concurrency(synthesized) -> None:
     seen = {}
@@ -159,7 +187,7 @@ def test_every_function_has_its_reserved_concurrency(synthesized) -> None:
             service = props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
             seen[service] = props["ReservedConcurrentExecutions"]
     assert seen == {s: CONFIG.concurrency.reserved_for(s) for s in seen}
-    assert set(seen) == {"api", "ingest", "refresh", "prices", "trial_steps"}
+    assert set(seen) == {"api", "ingest", "refresh", "prices", "trial_steps", "actuals"}
 
 
 def test_every_sqs_event_source_has_a_maximum_concurrency(synthesized) -> None:

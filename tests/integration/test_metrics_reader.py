@@ -18,7 +18,7 @@ from botocore.stub import ANY, Stubber
 
 from tests.support.events import load_event
 from tests.support.factories import workload
-from tests.support.stubs import failing_first, record_backoff
+from tests.support.stubs import failing_first, paginator_over, record_backoff
 from trncost.aws import MAX_ATTEMPTS
 from trncost.aws import client as aws_client
 from trncost.metrics import names as n
@@ -49,6 +49,9 @@ class Counting:
 
     def list_metrics(self, **kwargs: Any) -> dict[str, Any]:
         return self.client.list_metrics(**kwargs)
+
+    def get_paginator(self, operation: str) -> Any:
+        return paginator_over(self, "cloudwatch", operation)
 
 
 def put(cw: Any, spec: n.MetricSpec, points: list[tuple[float, float]], **dims: str) -> None:

@@ -22,6 +22,7 @@ from trncost.api import docs
 from trncost.api.app import SPEC_FILE
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
+    ACCOUNT_ID_ENV,
     CATALOG_ENV,
     LIVE_PRICES_ENV,
     STATE_MACHINE_ARN_ENV,
@@ -37,6 +38,8 @@ CATALOG = {
 # Operations whose documented example answers with a documented error here, and why.
 EXPECTED_ERRORS = {
     ("post", "/prices/snapshots"): (409, "live_prices_off"),  # a live snapshot: off in tests
+    # the example estimate has no billed actuals: no bill is imported for it here
+    ("get", "/estimates/{estimate_id}/actuals"): (404, "not_found"),
 }
 # The order the examples are sent in: what creates first, so that what reads finds it.
 FIRST = [
@@ -78,6 +81,7 @@ def api(table, monkeypatch):
             ACCEPT_UPLOADS_ENV: "true",  # as the local runtime: an upload may be the latest
             CATALOG_ENV: json.dumps(CATALOG),
             STATE_MACHINE_ARN_ENV: arn,
+            ACCOUNT_ID_ENV: "123456789012",  # moto's: POST /estimates/{id}/budget makes it there
         },
     )
     module = load_handler("api")

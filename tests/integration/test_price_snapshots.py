@@ -14,6 +14,7 @@ from botocore.stub import Stubber
 from tests.support.stubs import (
     HttpStub,
     expect_catalog,
+    paginator_over,
     pricing_client,
     record_backoff,
     saved_items,
@@ -274,6 +275,9 @@ def _empty_pricing():
     class Empty:
         def get_products(self, **kwargs):
             return {"FormatVersion": "aws_v1", "PriceList": []}
+
+        def get_paginator(self, operation):
+            return paginator_over(self, "pricing", operation)
 
     return Empty()
 

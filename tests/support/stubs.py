@@ -11,8 +11,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import botocore.session
 import pytest
+from botocore import xform_name
 from botocore.awsrequest import AWSResponse
+from botocore.paginate import Paginator
 from botocore.stub import Stubber
 
 from tests.support.events import saved_price_list
@@ -200,3 +203,14 @@ def record_backoff(mp: pytest.MonkeyPatch) -> list[float]:
 
     mp.setattr(standard.ExponentialBackoff, "delay_amount", delay)
     return delays
+
+
+def paginator_over(fake: Any, service: str, operation: str) -> Paginator:
+    """What `get_paginator(operation)` gives on a real client (botocore's own pagination
+    config for the operation), over a fake client's method of that name: a fake that answers
+    one call at a time is paged the way the adapters page AWS."""
+    session = botocore.session.get_session()
+    model = session.get_service_model(service)
+    name = next(n for n in model.operation_names if xform_name(n) == operation)
+    config = session.get_paginator_model(service).get_paginator(name)
+    return Paginator(getattr(fake, operation), config, model.operation_model(name))

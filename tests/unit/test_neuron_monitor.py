@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trncost_client.agent.monitors import ReportReader, cross_check, iter_reports, reading_of
+from trncost_client.agent.monitors import ReportReader, cross_check, reading_of
 
 REPORTS = Path(__file__).resolve().parents[1] / "events" / "neuron_monitor"
 
@@ -37,7 +37,6 @@ def test_a_pretty_printed_report_reads_like_a_one_line_report() -> None:
     # two pretty-printed reports in a row, with noise between them
     text = (REPORTS / "report_pretty.json").read_text()
     assert len(feed(text + "neuron-monitor: warning\n" + text)) == 2
-    assert len(list(iter_reports(text + "junk {not json\n" + text))) == 2
 
 
 def test_hardware_and_instance_facts_and_a_mismatch_note() -> None:

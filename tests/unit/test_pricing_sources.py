@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import pytest
 
+from stacks.config import StageConfig
 from tests.support.events import EVENTS
 from tests.support.stubs import saved_items
 from trncost.model import PriceKey
@@ -21,6 +22,7 @@ from trncost.model.candidate import Platform
 from trncost.model.catalog import Catalog
 from trncost.pricing.capacity_blocks import capacity_block_quote
 from trncost.pricing.catalog import instance_query, machine_query, queries_for, sagemaker_query
+from trncost.pricing.client import PRICE_LIST_REGIONS, PriceListClient
 from trncost.pricing.locations import location_names, region_descriptions, region_of, spellings
 from trncost.pricing.parser import parse_item
 from trncost.pricing.plausible import RANGES, implausible
@@ -336,6 +338,25 @@ def test_location_names_come_from_botocore_with_the_rules():
     for nowhere in ("Any", "US West (Los Angeles)", "Antarctica (South Pole)"):
         assert region_of(nowhere) is None
     assert location_names("xx-nowhere-1") == frozenset()
+
+
+def test_the_price_list_endpoint_regions_are_botocores_and_bound_client_and_stage():
+    # Given the one list of Price List Query API regions: botocore's endpoint data agrees
+    from botocore.session import get_session
+
+    assert sorted(PRICE_LIST_REGIONS) == sorted(get_session().get_available_regions("pricing"))
+    # When a client or a stage names another region, Then both refuse it, naming the list
+    with pytest.raises(ValueError, match="served from .*us-east-1.*, not eu-west-1"):
+        PriceListClient("eu-west-1", client=object())
+    with pytest.raises(ValueError, match="not served from eu-west-1; use one of ap-south-1, "):
+        StageConfig.model_validate(
+            {
+                "region": "eu-west-1",
+                "price_list_endpoint_region": "eu-west-1",
+                "catalog": {"instance_types": ["trn2.48xlarge"], "regions": ["eu-west-1"]},
+            }
+        )
+    assert PriceListClient("ap-south-1", client=object()).region == "ap-south-1"
 
 
 def test_plausible_ranges_by_unit():

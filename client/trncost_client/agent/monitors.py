@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,24 +117,6 @@ def cross_check(hardware: Hardware | None, instance_type: str | None) -> list[st
     if described:
         notes.append(f"neuron-monitor: {seen or 'instance'} with {described}")
     return notes
-
-
-def iter_reports(text: str) -> Iterator[dict[str, Any]]:
-    """Every JSON object in `text`, one per line or pretty-printed, in order; text between
-    them that is not JSON is skipped."""
-    decoder = json.JSONDecoder()
-    pos, end = 0, len(text)
-    while pos < end:
-        start = text.find("{", pos)
-        if start < 0:
-            return
-        try:
-            obj, pos = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            pos = start + 1
-            continue
-        if isinstance(obj, dict):
-            yield obj
 
 
 class ReportReader:

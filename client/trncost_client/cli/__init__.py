@@ -16,6 +16,16 @@
     trncost workloads [--json]                      the API's workloads
     trncost report ESTIMATE_ID [--version N] [--format html|csv|md] [--open] [--out FILE]
                                                     an estimate's HTML report (or CSV/Markdown)
+    trncost report ESTIMATE_ID --format focus
+                                                    the run's forecast as FOCUS-shaped rows
+    trncost actuals import FILE|DIR … [--dry-run] [--json]
+                                                    FOCUS 1.2 / CUR 2.0 exports (CSV, gzip,
+                                                    Parquet; any size): read here, sent as JSON
+    trncost actuals show ESTIMATE_ID [--json]       an estimate against what AWS billed
+    trncost actuals scorecard [--workload ID] [--json]
+                                                    how often actuals fell inside P10–P90
+    trncost actuals budget ESTIMATE_ID --email A [--sns ARN] [--start D] [--end D]
+                                                    an AWS Budget: limit P90, alerts P50, P90
     trncost prices latest [--json]                  the latest price snapshot
     trncost prices upload FILE [--note N] [--publish] [--json]
                                                     a saved Price List file (saved_file)
@@ -52,8 +62,8 @@ URL, the file it wrote (`report` without --out: a temporary file).
 workload's and each trial's URL (a record already there with the same content is left
 unchanged), the stored comparison's id, URL and report URL.
 
-`workloads`, `report`, `prices`, `workload`, `trial add`, `compare --workload`, `trial run` and
-`dlq` talk to the runtime at --url (default
+`workloads`, `report`, `prices`, `workload`, `trial add`, `compare --workload`, `actuals`,
+`trial run` and `dlq` talk to the runtime at --url (default
 $TRNCOST_URL, else the local runtime at http://127.0.0.1:8080); a local runtime is found by its
 own state file ($TRNCOST_STATE_DIR/local-<port>.json). Requests to a deployed stage
 (https://<id>.execute-api.<region>.amazonaws.com/<stage>) are SigV4-signed with the default AWS

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from trncost_client.cli import dlq, offline, remote, serve, trial, writes
+from trncost_client.cli import actuals, dlq, offline, remote, serve, trial, writes
 from trncost_client.cli.output import Command
 
 # The order of `trncost --help`.
-GROUPS = (offline, trial, serve, remote, writes, dlq)
+GROUPS = (offline, trial, serve, remote, writes, actuals, dlq)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -95,7 +95,8 @@ def cmd_workloads(args: argparse.Namespace, console: Console) -> int:
 
 def _report_name(estimate_id: str, version: int | None, fmt: str = "html") -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", estimate_id)
-    return f"trncost-report-{safe}" + (f"-v{version}" if version else "") + f".{fmt}"
+    ext = "csv" if fmt == "focus" else fmt  # FOCUS-shaped rows are CSV
+    return f"trncost-report-{safe}" + (f"-v{version}" if version else "") + f".{ext}"
 
 
 @_remote
@@ -112,8 +113,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         path = Path(args.out).expanduser()
         path.write_text(html, encoding="utf-8", newline="")
     else:  # a temporary file: never into the current directory unasked
-        stem = _report_name(args.estimate_id, args.version, fmt).rsplit(".", 1)[0]
-        fd, name = tempfile.mkstemp(prefix=stem + "-", suffix=f".{fmt}")
+        stem, ext = _report_name(args.estimate_id, args.version, fmt).rsplit(".", 1)
+        fd, name = tempfile.mkstemp(prefix=stem + "-", suffix=f".{ext}")
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(html)
         path = Path(name)
@@ -317,9 +318,10 @@ def add_commands(sub: SubParsers) -> None:
     report.add_argument("estimate_id", metavar="ESTIMATE_ID")
     report.add_argument(
         "--format",
-        choices=("html", "csv", "md"),
+        choices=("html", "csv", "md", "focus"),
         default="html",
-        help="html (the page, default), csv or md (its line items and input table)",
+        help="html (the page, default), csv or md (its line items and input table), focus "
+        "(the run's forecast as FOCUS-shaped CSV rows)",
     )
     report.add_argument("--version", type=int, metavar="N", help="a version (default: latest)")
     report.add_argument("--open", action="store_true", help="open it in your web browser")

@@ -59,11 +59,3 @@ def local_runtime(url: str) -> dict[str, Any]:
         f"start one with `make run` or `trncost serve --port {port}`, or name a running one "
         f"with --url or ${URL_ENV} (running: {others})"
     )
-
-
-def local_state_or_none(url: str) -> dict[str, Any] | None:
-    """The state of the local runtime at `url` if the URL is local and it runs."""
-    from trncost_client.local.runtime import read_state
-
-    port = local_port(url)
-    return None if port is None else read_state(port)

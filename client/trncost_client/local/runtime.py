@@ -11,6 +11,11 @@ run in-process.
     metrics and event reach the embedded AWS and are ingested like a job's on AWS
     prices: a snapshot from the bundled saved Price List file (or live, with real credentials
     and --live-prices)
+    actuals: the real actuals Lambda (lambdas/actuals) registered in the embedded AWS's Lambda
+    as trncost-local-actuals, run as the Scheduler runs it: at start, then every
+    `actuals_interval_s` (a day); moto's Cost Explorer answers what its moto-api queue was
+    given (empty by default), and invoking the function (boto3, aws lambda invoke against the
+    embedded AWS) pulls again at once
 
 Seeded: the example workload (examples/llama-8b, its trials and one estimate per candidate)
 and the demo workload (examples/tiny-demo: the bundled tiny training on this machine, recorded
@@ -43,6 +48,7 @@ from trncost.events import DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
+    ACCOUNT_ID_ENV,
     BUS_NAME_ENV,
     CATALOG_ENV,
     DEFAULT_LAUNCHER_ENV,
@@ -77,6 +83,9 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's default account
 TRIAL_STEPS_FUNCTION = "trncost-local-trial-steps"
 TRIAL_STEPS_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{TRIAL_STEPS_FUNCTION}"
+ACTUALS_FUNCTION = "trncost-local-actuals"  # Cost Explorer → actuals, as the Scheduler runs it
+ACTUALS_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{ACTUALS_FUNCTION}"
+ACTUALS_INTERVAL_S = 24 * 3600  # the deployed schedule: daily
 STATE_MACHINE = "trncost-local-trial-plans"
 STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE}"
 STATE_MACHINE_ROLE = f"arn:aws:iam::{ACCOUNT}:role/trncost-local-trial-plans"
@@ -126,6 +135,7 @@ class Runtime:
     workload_id: str | None = None  # the example's
     demo_workload_id: str | None = None
     demo_candidate: dict[str, Any] | None = None  # what a demo run is recorded as
+    actuals_interval_s: float = ACTUALS_INTERVAL_S  # how often Cost Explorer is asked
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
 
@@ -192,6 +202,7 @@ class Runtime:
         self._spawn(self._http.serve_forever, "http")
         for name, poller in (("ingest", self.ingest_poller), ("refresh", self.refresh_poller)):
             self._spawn(lambda p=poller: self._poll(p), f"poll-{name}")
+        self._spawn(self._actuals_schedule, "actuals-schedule")
         self._write_state()
         return self
 
@@ -213,6 +224,7 @@ class Runtime:
             "demo_workload_id": self.demo_workload_id,
             "demo_candidate": self.demo_candidate,
             "estimates": self.seeded,
+            "actuals_function": ACTUALS_FUNCTION,
         }
         partial = path.with_suffix(f".{os.getpid()}.tmp")
         partial.write_text(json.dumps(state, indent=2))
@@ -224,6 +236,7 @@ class Runtime:
 
         self._stop.set()
         lambdas.unregister(TRIAL_STEPS_ARN)
+        lambdas.unregister(ACTUALS_ARN)
         local.stop_all()
         path = self.state_file
         try:
@@ -250,6 +263,21 @@ class Runtime:
         t.start()
         self._threads.append(t)
 
+    def pull_actuals(self) -> dict[str, Any]:
+        """Invoke the actuals function in the embedded AWS, as the Scheduler does."""
+        answer = self._lambda.invoke(FunctionName=ACTUALS_FUNCTION, Payload=b"{}")
+        result: dict[str, Any] = json.loads(answer["Payload"].read() or b"{}")
+        return result
+
+    def _actuals_schedule(self) -> None:
+        """The deployed schedule of the actuals function, here: now, then every interval."""
+        while not self._stop.is_set():
+            try:
+                log.info("cost explorer actuals: %s", self.pull_actuals())
+            except Exception:  # the next interval tries again, as the Scheduler would
+                log.exception("the actuals function failed")
+            self._stop.wait(self.actuals_interval_s)
+
     def _poll(self, poller: QueuePoller) -> None:
         while not self._stop.is_set():
             try:
@@ -271,6 +299,7 @@ class Runtime:
             LIVE_PRICES_ENV: "true" if self.live_prices else "false",
             ACCEPT_UPLOADS_ENV: "true",  # locally, an upload may become latest (with publish)
             PRICE_LIST_REGION_ENV: REGION,
+            ACCOUNT_ID_ENV: ACCOUNT,  # budgets from estimates go to moto's account
             # trial plans: the state machine below, run by the local launcher by default
             STATE_MACHINE_ARN_ENV: STATE_MACHINE_ARN,
             DEFAULT_LAUNCHER_ENV: "local",
@@ -364,6 +393,14 @@ class Runtime:
             TRIAL_STEPS_ARN,
             load_handler("trial_steps").handler,
             LocalContext(function_name=TRIAL_STEPS_FUNCTION, invoked_function_arn=TRIAL_STEPS_ARN),
+        )
+        # the actuals function, where the embedded Lambda (and the schedule thread) reach it;
+        # the client made here (boto3's default session is not thread-safe)
+        self._lambda = self._client("lambda")
+        lambdas.register(
+            ACTUALS_ARN,
+            load_handler("actuals").handler,
+            LocalContext(function_name=ACTUALS_FUNCTION, invoked_function_arn=ACTUALS_ARN),
         )
         sqs = self._client("sqs")
         self.ingest_poller = QueuePoller(

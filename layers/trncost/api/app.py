@@ -5,6 +5,7 @@ request that needs it, all of them for the OpenAPI document), validated by Power
     api/estimates.py    estimates, their versions and reports; comparisons (stored, by id)
     api/prices.py       price snapshots
     api/trial_plans.py  trial plans (the Step Functions workflow)
+    api/actuals.py      billed actuals, estimate vs actual, the scorecard, budgets
     api/errors.py       every error → its status code, in one place
     api/context.py      the services of the request being answered, its caller
     api/bodies.py       the error and health bodies, the base of every schema
@@ -42,6 +43,21 @@ MAX_BODY_BYTES = 1024 * 1024
 # A trial log import carries log text (capped by the service): up to Lambda's 6 MB payload.
 LOG_IMPORT_MAX_BODY_BYTES = 6 * 1000 * 1000 - 1
 LOG_IMPORT_SUFFIX = "/trials/import"
+# POST /actuals takes a billing export itself (CSV, gzip CSV, Parquet) or the JSON the CLI sends
+# for a larger one: up to Lambda's 6 MB request, which a binary body fills base64-encoded (4/3).
+ACTUALS_PATH = "/actuals"
+ACTUALS_MAX_BODY_BYTES = 6 * 1000 * 1000 - 1
+ACTUALS_CONTENT_TYPES = frozenset(
+    {
+        "application/json",
+        "text/csv",
+        "application/gzip",
+        "application/x-gzip",
+        "application/vnd.apache.parquet",
+        "application/x-parquet",
+        "application/octet-stream",
+    }
+)
 
 app = APIGatewayRestResolver(enable_validation=True)
 errors.register(app)
@@ -111,7 +127,7 @@ class _Routes:
     path no module claims includes them all (so an unknown path is the full app's 404)."""
 
     included: set[str] = set()
-    ALL = ("workloads", "estimates", "prices", "trial_plans")
+    ALL = ("workloads", "estimates", "prices", "trial_plans", "actuals")
 
     @classmethod
     def include(cls, names: tuple[str, ...] = ALL) -> None:
@@ -129,6 +145,10 @@ class _Routes:
             return ()
         if first == "prices":
             return ("prices",)
+        if first == "actuals" or (
+            first == "estimates" and len(parts) == 3 and parts[2] in ("actuals", "budget")
+        ):
+            return ("actuals",)
         if first == "trial-plans" or nested == "trial-plans":
             return ("trial_plans",)
         if first in ("estimates", "comparisons") or nested in ("estimates", "comparisons"):
@@ -145,6 +165,8 @@ def _router(name: str) -> Router:
         from trncost.api import estimates as module  # type: ignore[no-redef]
     elif name == "prices":
         from trncost.api import prices as module  # type: ignore[no-redef]
+    elif name == "actuals":
+        from trncost.api import actuals as module  # type: ignore[no-redef]
     else:
         from trncost.api import trial_plans as module  # type: ignore[no-redef]
     return module.routes
@@ -166,10 +188,21 @@ def _precheck(event: dict[str, Any]) -> Response[str] | None:
         raw = body.encode("utf-8", errors="surrogatepass") if isinstance(body, str) else body
     path = str(event.get("path") or "").rstrip("/")
     limit = LOG_IMPORT_MAX_BODY_BYTES if path.endswith(LOG_IMPORT_SUFFIX) else MAX_BODY_BYTES
+    actuals = path == ACTUALS_PATH and event.get("httpMethod") == "POST"
+    limit = ACTUALS_MAX_BODY_BYTES if actuals else limit
     if len(raw) > limit:
         return error(413, "payload_too_large", f"body: larger than {limit} bytes")
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items() if v is not None}
     content_type = headers.get("content-type", "application/json").split(";")[0].strip()
+    if actuals and content_type.lower() in ACTUALS_CONTENT_TYPES - {"application/json"}:
+        return None  # a billing export: the route reads the body as sent (base64 or text)
+    if actuals and content_type != "application/json":
+        return error(
+            415,
+            "unsupported_media_type",
+            f"content-type: {content_type!r}; send text/csv, application/gzip, "
+            "application/vnd.apache.parquet or application/json",
+        )
     if event.get("httpMethod") in ("POST", "PUT", "PATCH") and content_type != ("application/json"):
         return error(
             415, "unsupported_media_type", f"content-type: {content_type!r}; send application/json"

@@ -178,6 +178,8 @@ class Operation:
     html: bool = False
     location: bool = False  # a 201 says where the new record is (Location)
     upstream: bool = True  # it calls AWS: a 503 when a service still fails after retries
+    # a request body the route reads itself (not a model): its media types, as OpenAPI says them
+    request_content: dict[str, Any] | None = None
 
 
 def _wl(**more: Any) -> dict[str, Any]:
@@ -326,10 +328,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("get", "/estimates/{estimate_id}/report"): Operation(
         "An estimate's HTML report",
         "A self-contained page (no scripts, no CDN): the headline or the PENDING formula, the "
-        "cost breakdown, line items, warnings and the input table with every number's source.",
+        "cost breakdown, line items, warnings and the input table with every number's source; "
+        "once billed, the estimate against its actuals. `format=focus`: the run's forecast as "
+        "FOCUS-shaped CSV rows (ChargePeriodStart/End from `start`, ServiceName, SkuId, "
+        "PricingUnit, PricingQuantity, ListUnitPrice, ListCost, x_EstimateId, x_Percentile "
+        "point|P10|P50|P90, x_PriceBasis), to sit beside the bill in one FinOps table.",
         {
             404: "no estimate (or no such version) with this id",
-            422: f"{BAD_PATH}, or a version below 1",
+            422: f"{BAD_PATH}, a version below 1, or a `start` that is not a date (format focus)",
         },
         params={"estimate_id": ESTIMATE_ID, "version": 1},
         html=True,
@@ -460,18 +466,26 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
 }
 
 
+def all_operations() -> dict[tuple[str, str], Operation]:
+    """OPERATIONS, with those route modules document beside their routes (same form)."""
+    from trncost.api import actuals
+
+    return {**OPERATIONS, **actuals.OPERATIONS}
+
+
 def complete(document: dict[str, Any], body_errors: dict[int, str]) -> dict[str, Any]:
     """The generated `document`, completed as the module says (a new dict)."""
+    documented = all_operations()
     doc = copy.deepcopy(document)
     seen = set()
     for path, operations in doc.get("paths", {}).items():
         for method, operation in operations.items():
             key = (method, path)
-            if key not in OPERATIONS:
+            if key not in documented:
                 raise KeyError(f"{method.upper()} {path}: not documented in trncost.api.docs")
             seen.add(key)
-            _document(operation, OPERATIONS[key], body_errors)
-    stale = sorted(set(OPERATIONS) - seen)
+            _document(operation, documented[key], body_errors)
+    stale = sorted(set(documented) - seen)
     if stale:
         raise KeyError(f"trncost.api.docs documents operations that do not exist: {stale}")
     schemas = doc.get("components", {}).get("schemas", {})
@@ -483,6 +497,8 @@ def complete(document: dict[str, Any], body_errors: dict[int, str]) -> dict[str,
 def _document(operation: dict[str, Any], op: Operation, body_errors: dict[int, str]) -> None:
     operation["summary"] = op.summary
     operation["description"] = op.description
+    if op.request_content is not None:
+        operation["requestBody"] = {"required": True, "content": op.request_content}
     responses: dict[str, Any] = operation.setdefault("responses", {})
     success: dict[str, Any] = responses.pop("200", None) or responses.get("201") or {}
     if op.html:
@@ -516,7 +532,7 @@ def _document(operation: dict[str, Any], op: Operation, body_errors: dict[int, s
         errors.setdefault(503, UPSTREAM)
     for status in sorted(errors):
         responses[str(status)] = {"description": errors[status], "content": ERROR_CONTENT}
-    if op.example is not None:
+    if op.example is not None and op.request_content is None:
         content = operation["requestBody"]["content"]["application/json"]
         content["example"] = op.example
     for parameter in operation.get("parameters", []):

@@ -52,6 +52,9 @@ from trncost.errors import (
     PublishRefused,
     TrncostError,
     Unavailable,
+    field_path,
+    format_validation_error,
+    validation_fields,
 )
 
 log = logging.getLogger(__name__)
@@ -95,9 +98,9 @@ def request_validation_error(exc: RequestValidationError) -> Response[str]:
     for err in exc.errors():
         loc = [str(p) for p in err.get("loc", ())]
         if loc and loc[0] in ("body", "query", "path"):
-            where = ".".join(loc[1:]) or loc[0]
+            where = field_path(loc[1:]) or loc[0]
         else:
-            where = ".".join(loc)
+            where = field_path(loc)
         fields.append(where)
         problems.append(f"{where}: {err.get('msg')}")
     return error(422, "validation_error", "; ".join(problems) or "invalid request", fields)
@@ -105,10 +108,7 @@ def request_validation_error(exc: RequestValidationError) -> Response[str]:
 
 def model_validation_error(exc: ValidationError) -> Response[str]:
     """A model built inside a route that does not validate (same answer as the schema's)."""
-    from trncost.errors import format_validation_error
-
-    fields = [".".join(str(p) for p in e["loc"]) for e in exc.errors()]
-    return error(422, "validation_error", format_validation_error(exc), fields)
+    return error(422, "validation_error", format_validation_error(exc), validation_fields(exc))
 
 
 def no_route(exc: NotFoundError) -> Response[str]:

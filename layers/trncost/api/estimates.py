@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import TYPE_CHECKING, Annotated, Literal
 from urllib.parse import quote
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 routes = router()
 Version = Annotated[int | None, Query(ge=1, description="a version; omitted: latest")]
-HTML = "text/html; charset=utf-8"
 
 
 def _view(version: EstimateVersion) -> EstimateView:
@@ -132,6 +132,20 @@ Format = Annotated[
 ]
 
 
+# The estimate report's `format`: also `focus`, the run's forecast as FOCUS-shaped rows (CSV).
+EstimateFormat = Annotated[
+    Literal["html", "csv", "md", "focus"],
+    Query(
+        description="html (the page), csv or md (its line items and input table), focus (the "
+        "run's forecast as FOCUS-shaped CSV rows)"
+    ),
+]
+Start = Annotated[
+    date | None,
+    Query(description="format focus: the run's first day (default: the version's day)"),
+]
+
+
 def rendered(report: Rendered) -> Response[str]:
     """A rendered report as the answer: its content type and file name."""
     return Response(
@@ -144,7 +158,14 @@ def rendered(report: Rendered) -> Response[str]:
 
 # The HTML routes carry no return annotation: Powertools would document it as a JSON schema.
 @routes.get("/estimates/<estimate_id>/report", tags=["estimates"])
-def report(estimate_id: Id, version: Version = None, format: Format = "html"):  # noqa: A002
+def report(
+    estimate_id: Id,
+    version: Version = None,
+    format: EstimateFormat = "html",  # noqa: A002
+    start: Start = None,
+):
+    if format == "focus":
+        return rendered(services().actuals.forecast_focus(estimate_id, version, start))
     return rendered(services().estimates.render(estimate_id, version, format))
 
 

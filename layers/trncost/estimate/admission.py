@@ -44,8 +44,6 @@ from trncost.model.workload import TimingScope, Workload
 
 INCONSISTENCY_LIMIT = 2.0  # samples vs work ÷ steady time, either way
 
-MISMATCH_CODES = frozenset({"other_dataset", "other_code_version", "other_timing_scope"})
-
 
 @dataclass(frozen=True)
 class Admission:

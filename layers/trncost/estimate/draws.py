@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,9 +35,6 @@ from trncost.estimate.failure_prior import Z90, FailurePosterior, posterior_of
 from trncost.estimate.failure_prior import posterior as failure_posterior
 from trncost.estimate.vector import Array, VectorModel
 from trncost.model.estimate import EstimateInput, InputRow
-
-if TYPE_CHECKING:
-    from trncost.estimate.scaling import FitPredictive
 
 PROBE_SEED, PROBE_DRAWS = 7, 4000  # the fixed draws a drawn input's tornado ends come from
 
@@ -137,7 +133,6 @@ class EvidenceDraws:
     items: list[Uncertain]
     notes: list[str]
     basis: list[str]
-    predictive: FitPredictive | None
     doublings: float
 
     def _label(self, row_id: str) -> str:
@@ -260,7 +255,6 @@ class EvidenceDraws:
         fit = self.ev.scaling_fit()
         extra = PRIOR.bootstrap_discrepancy * discrepancy(fit)[0]
         pred = FitPredictive(fit, bootstrap(fit, extra=extra), n, self._run_cv(counts))
-        self.predictive = pred
         self._predictive_item(
             lambda rng, k: pred.draw(rng, k, r0),
             pred.describe(),

@@ -356,10 +356,6 @@ class Evidence(TrialReadings):
         )
         return Measured(value, row)
 
-    def target_counts(self) -> list[int]:
-        """Instance counts with a usable target-phase trial (representative load), ascending."""
-        return sorted({t.candidate.instance_count for t in self.usable if t.phase == Phase.target})
-
     def measured_counts(self) -> list[int]:
         """Instance counts with at least one usable (throughput) trial, ascending.
 

@@ -564,9 +564,3 @@ def _coef(p: ScalingParameters | None) -> list[float]:
         return [1.0, 0.0, 0.0]
     a = 1 / p.lam
     return [a, p.sigma * a, p.kappa * a]
-
-
-def relative_rms(fit: ScalingFit) -> float:
-    """Root-mean-square relative residual of the point fit (0 for an exact fit)."""
-    r = np.array([p.relative_residual for p in fit.points])
-    return float(np.sqrt(np.mean(r**2)))

@@ -26,7 +26,6 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,9 +44,6 @@ from trncost.model.analysis import (
     VariedInput,
 )
 from trncost.model.estimate import Estimate, EstimateInput
-
-if TYPE_CHECKING:
-    from trncost.estimate.scaling import FitPredictive
 
 __all__ = [
     "Inputs",
@@ -92,7 +88,6 @@ class Inputs(EvidenceDraws):
         self.rows = {r.id: r for r in est.inputs}
         self.notes: list[str] = []
         self.basis: list[str] = []
-        self.predictive: FitPredictive | None = None
         self.doublings = 0.0
         self.ev = Evidence.of(inp, Ledger(inp.prices))
         self.items: list[Uncertain] = []

@@ -19,7 +19,9 @@ from trncost.metrics.jobs import (
     PHASE_TAG,
     PLAN_TAG,
     RUN_TAG,
+    TRIAL_ID_TAG,
     TRIAL_TAG,
+    WORKLOAD_ID_TAG,
     WORKLOAD_TAG,
     parameter_name,
 )
@@ -77,8 +79,14 @@ class LaunchRequest:
     code_version: str | None = None
 
     def tags(self) -> dict[str, str]:
-        """The trncost:* tags that join the job to its workload, phase, plan, run and trial."""
+        """The trncost:* tags that join the job to its workload, phase, plan, run and trial:
+        the cost-allocation keys (trncost:workload-id, trncost:trial-id: what joins the run's
+        bill to trncost, docs/ingest.md) beside the keys trncost has always written. A trial
+        executes no estimate: no trncost:estimate-id (a team puts that on the runs it starts
+        from an estimate)."""
         tags = {
+            WORKLOAD_ID_TAG: self.workload_id,
+            TRIAL_ID_TAG: self.trial_id,
             WORKLOAD_TAG: self.workload_id,
             PHASE_TAG: self.phase.value,
             PLAN_TAG: self.plan_id,

@@ -221,9 +221,11 @@ class _Acc:
     messages: list[str] = field(default_factory=list)
 
 
-class MetricsReader:
+class MetricsReader(aws.RegionalAdapter):
     """Reads many series over one time window with as few GetMetricData calls as the limits
     allow."""
+
+    service = "cloudwatch"
 
     def __init__(
         self,
@@ -233,17 +235,9 @@ class MetricsReader:
     ) -> None:
         if max_datapoints is not None and not 0 < max_datapoints <= MAX_DATAPOINTS_PER_CALL:
             raise ValueError(f"max_datapoints must be in 1..{MAX_DATAPOINTS_PER_CALL}")
-        self.region = region
-        self._client = client
+        super().__init__(region, client)
         self.max_datapoints = max_datapoints
-        self.calls = 0
         self.messages: list[str] = []  # top-level Messages of every response
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("cloudwatch", self.region)
-        return self._client
 
     def read(self, items: Sequence[Item], start: datetime, end: datetime) -> dict[str, Series]:
         """Every item's series over [start, end) (widened to whole periods), by query id."""
@@ -278,49 +272,36 @@ class MetricsReader:
     def _pages(
         self, queries: list[dict[str, Any]], start: datetime, end: datetime
     ) -> Iterator[dict[str, Any]]:
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "MetricDataQueries": queries,
-                "StartTime": start,
-                "EndTime": end,
-                "ScanBy": "TimestampAscending",
-            }
-            if self.max_datapoints is not None:
-                kwargs["MaxDatapoints"] = self.max_datapoints
-            if token:
-                kwargs["NextToken"] = token
+        kwargs: dict[str, Any] = {
+            "MetricDataQueries": queries,
+            "StartTime": start,
+            "EndTime": end,
+            "ScanBy": "TimestampAscending",
+        }
+        if self.max_datapoints is not None:
+            kwargs["MaxDatapoints"] = self.max_datapoints
+        for page in self.client.get_paginator("get_metric_data").paginate(**kwargs):
             self.calls += 1
-            page = self.client.get_metric_data(**kwargs)
             self.messages.extend(
                 f"{m.get('Code', '')}: {m.get('Value', '')}".strip(": ")
                 for m in page.get("Messages", [])
             )
             yield page
-            token = page.get("NextToken")
-            if not token:
-                return
 
     def count_metrics(self, namespace: str, dimensions: Mapping[str, str]) -> int:
         """How many distinct metrics (name + dimensions) in `namespace` carry all `dimensions`
         (ListMetrics: metrics with data in the past two weeks)."""
-        token: str | None = None
         seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-        while True:
-            kwargs: dict[str, Any] = {
-                "Namespace": namespace,
-                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
-            }
-            if token:
-                kwargs["NextToken"] = token
+        pages = self.client.get_paginator("list_metrics").paginate(
+            Namespace=namespace,
+            Dimensions=[{"Name": k, "Value": v} for k, v in dimensions.items()],
+        )
+        for page in pages:
             self.calls += 1
-            page = self.client.list_metrics(**kwargs)
             for m in page.get("Metrics", []):
                 dims = tuple(sorted((d["Name"], d["Value"]) for d in m.get("Dimensions", [])))
                 seen.add((m["MetricName"], dims))
-            token = page.get("NextToken")
-            if not token:
-                return len(seen)
+        return len(seen)
 
 
 def _series(item: Item, a: _Acc) -> Series:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,8 +29,12 @@ from trncost.errors import JobTagError, UnusableEvent
 from trncost.events import AGENT_SOURCE, DetailType
 from trncost.metrics.jobs import (
     ALL_TAGS,
+    ESTIMATE_ID_TAG,
     INSTANCE_COUNT_TAG,
     INSTANCE_TYPE_TAG,
+    PHASE_TAG,
+    WORKLOAD_ID_TAG,
+    WORKLOAD_TAG,
     JobContext,
     JobSource,
     parameter_name,
@@ -234,6 +239,50 @@ def _sagemaker(event: dict[str, Any], d: dict[str, Any]) -> JobContext:
         instance_count=_count(resources.get("InstanceCount"), "ResourceConfig.InstanceCount"),
         started_at=_time(d.get("TrainingStartTime"), "TrainingStartTime"),
         ended_at=_time(d.get("TrainingEndTime"), "TrainingEndTime"),
+    )
+
+
+@dataclass(frozen=True)
+class EstimateRun:
+    """A finished SageMaker training job tagged with the estimate it executes."""
+
+    job_name: str
+    region: str
+    estimate_id: str
+    workload_id: str | None
+    status: str
+    is_trial: bool  # it is a trial too (a trncost:phase tag): a trial record is made as well
+
+
+def estimate_run(event: Any) -> EstimateRun | None:
+    """The SageMaker job of an estimate an event announces (its `trncost:estimate-id` tag);
+    None for any other event, or one the trial ingest will judge (a malformed one)."""
+    if not isinstance(event, dict) or not isinstance(event.get("detail"), dict):
+        return None
+    if (event.get("source"), event.get("detail-type")) != (SAGEMAKER_SOURCE, SAGEMAKER_DETAIL_TYPE):
+        return None
+    d = event["detail"]
+    tags = d.get("Tags") or {}
+    if isinstance(tags, list):
+        tags = {t.get("Key"): t.get("Value") for t in tags if isinstance(t, dict)}
+    if not isinstance(tags, dict):
+        return None
+    estimate = tags.get(ESTIMATE_ID_TAG)
+    name, region, status = d.get("TrainingJobName"), event.get("region"), d.get("TrainingJobStatus")
+    if not isinstance(estimate, str) or not estimate or len(estimate) > 128:
+        return None
+    if not (isinstance(name, str) and SAGEMAKER_JOB_NAME.match(name)):
+        return None
+    if not (isinstance(region, str) and REGION.match(region)) or status not in SAGEMAKER_TERMINAL:
+        return None
+    workload = tags.get(WORKLOAD_ID_TAG) or tags.get(WORKLOAD_TAG)
+    return EstimateRun(
+        job_name=name,
+        region=region,
+        estimate_id=estimate,
+        workload_id=workload if isinstance(workload, str) and workload else None,
+        status=str(status),
+        is_trial=bool(tags.get(PHASE_TAG)),
     )
 
 

@@ -46,7 +46,9 @@ class JobLogs:
     notes: list[str] = field(default_factory=list)
 
 
-class JobLogsReader:
+class JobLogsReader(aws.RegionalAdapter):
+    service = "logs"
+
     def __init__(
         self,
         region: str,
@@ -54,17 +56,9 @@ class JobLogsReader:
         batch_client: Any = None,
         max_calls: int = MAX_CALLS,
     ) -> None:
-        self.region = region
-        self._client = client
+        super().__init__(region, client)
         self._batch = batch_client
         self.max_calls = max_calls
-        self.calls = 0
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("logs", self.region)
-        return self._client
 
     @property
     def batch(self) -> Any:
@@ -75,19 +69,15 @@ class JobLogsReader:
     # -- where ---------------------------------------------------------------------------------
     def _prefixed(self, prefix: str) -> list[str]:
         names: list[str] = []
-        token: str | None = None
-        while self.calls < self.max_calls and len(names) < MAX_STREAMS:
-            kwargs: dict[str, Any] = {
-                "logGroupName": SAGEMAKER_LOG_GROUP,
-                "logStreamNamePrefix": prefix,
-            }
-            if token:
-                kwargs["nextToken"] = token
+        if self.calls >= self.max_calls:
+            return names
+        pages = self.client.get_paginator("describe_log_streams").paginate(
+            logGroupName=SAGEMAKER_LOG_GROUP, logStreamNamePrefix=prefix
+        )
+        for page in pages:  # a page is a call: stop at the call cap or with enough streams
             self.calls += 1
-            page = self.client.describe_log_streams(**kwargs)
             names += [s["logStreamName"] for s in page.get("logStreams", [])]
-            token = page.get("nextToken")
-            if not token:
+            if self.calls >= self.max_calls or len(names) >= MAX_STREAMS:
                 break
         return sorted(names)[:MAX_STREAMS]
 
@@ -110,6 +100,8 @@ class JobLogsReader:
     def events(
         self, group: str, stream: str, start: datetime | None, end: datetime | None
     ) -> Iterator[tuple[int, str]]:
+        # A loop, not a paginator: botocore has none for GetLogEvents, whose stream ends when
+        # nextForwardToken comes back unchanged (a paginator refuses a repeated token).
         token: str | None = None
         while self.calls < self.max_calls:
             kwargs: dict[str, Any] = {

@@ -5,9 +5,11 @@ through the trial agent's own event. The keys are defined here, once:
 
 | key                  | meaning                                                   | required |
 |----------------------|-----------------------------------------------------------|----------|
-| trncost:workload     | workload id                                               | yes      |
+| trncost:workload-id  | workload id (also read as trncost:workload, the old key)  | yes      |
 | trncost:phase        | fit, baseline or target                                   | yes      |
-| trncost:trial        | trial id (default: derived from the job identity)         | no       |
+| trncost:trial-id     | trial id (also read as trncost:trial; default: derived    | no       |
+|                      | from the job identity)                                    |          |
+| trncost:estimate-id  | the estimate a run executes (its billed actuals)          | no       |
 | trncost:plan         | trial plan id (set by the trial workflow)                 | no       |
 | trncost:run          | run number within the phase                               | no       |
 | trncost:code-version | code version (e.g. git SHA)                               | no       |
@@ -17,7 +19,14 @@ through the trial agent's own event. The keys are defined here, once:
 | trncost:instance-type| instance type (Batch and agent jobs; SageMaker says it)   | Batch    |
 | trncost:instance-count| instance count (Batch and agent jobs)                    | no (1)   |
 
-Batch job parameters use the same keys with `_` for `:` and `-` (`trncost_workload`).
+Batch job parameters use the same keys with `_` for `:` and `-` (`trncost_workload_id`).
+
+`trncost:workload-id`, `trncost:estimate-id` and `trncost:trial-id` are the cost-allocation tags
+that join a forecast to its bill (docs/ingest.md, "Tags that join forecast and bill"): lower-case
+ASCII with only `:` and `-`, so every spelling AWS billing data may give them
+(`user:trncost:estimate-id`, `user_trncost_estimate_id`) names one key. Every job trncost
+launches carries both the new keys and the old ones (`trncost:workload`, `trncost:trial`); the
+ingest reads either, the new key first.
 """
 
 from __future__ import annotations
@@ -32,10 +41,13 @@ from trncost.errors import JobTagError
 from trncost.model.candidate import Precision
 from trncost.model.trial import Phase, TimingScope
 
-TAG_PREFIX = "trncost:"
-WORKLOAD_TAG = "trncost:workload"
+WORKLOAD_TAG = "trncost:workload"  # the old key, still written and read
 PHASE_TAG = "trncost:phase"
-TRIAL_TAG = "trncost:trial"
+TRIAL_TAG = "trncost:trial"  # the old key, still written and read
+# The cost-allocation tags (activated in the billing console: docs/ingest.md).
+WORKLOAD_ID_TAG = "trncost:workload-id"
+ESTIMATE_ID_TAG = "trncost:estimate-id"
+TRIAL_ID_TAG = "trncost:trial-id"
 PLAN_TAG = "trncost:plan"
 RUN_TAG = "trncost:run"
 CODE_VERSION_TAG = "trncost:code-version"
@@ -49,6 +61,9 @@ ALL_TAGS = (
     WORKLOAD_TAG,
     PHASE_TAG,
     TRIAL_TAG,
+    WORKLOAD_ID_TAG,
+    ESTIMATE_ID_TAG,
+    TRIAL_ID_TAG,
     PLAN_TAG,
     RUN_TAG,
     CODE_VERSION_TAG,
@@ -98,6 +113,7 @@ class JobContext:
     log_stream: str | None = None  # the job's CloudWatch Logs stream, when its event names it
     notes: tuple[str, ...] = ()  # what the job itself reported for the record (the agent)
     precision: Precision | None = None  # the trncost:precision tag (the MFU check's peak)
+    estimate_id: str | None = None  # the trncost:estimate-id tag: the estimate the run executes
 
     @property
     def dedup_key(self) -> str:
@@ -117,13 +133,16 @@ class TagFields(TypedDict):
     dataset_id: str | None
     timing_scope: TimingScope
     precision: Precision | None
+    estimate_id: str | None
 
 
 def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> TagFields:
     """The trncost fields from a job's tags (or Batch parameters, already renamed)."""
-    workload = tags.get(WORKLOAD_TAG)
+    workload = tags.get(WORKLOAD_ID_TAG) or tags.get(WORKLOAD_TAG)
     if not workload:
-        raise JobTagError(f"job {job_id} has no {WORKLOAD_TAG} tag: which workload is it?")
+        raise JobTagError(
+            f"job {job_id} has no {WORKLOAD_TAG} tag (nor {WORKLOAD_ID_TAG}): which workload is it?"
+        )
     phase_raw = tags.get(PHASE_TAG)
     try:
         phase = Phase(phase_raw or "")
@@ -150,7 +169,11 @@ def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> TagFields
             f"job {job_id} has {PRECISION_TAG}={precision_raw!r}; use one of "
             + ", ".join(p.value for p in Precision)
         ) from None
-    trial_id = tags.get(TRIAL_TAG) or f"{source}-{re.sub(r'[^A-Za-z0-9._:+-]', '-', job_id)}"
+    trial_id = (
+        tags.get(TRIAL_ID_TAG)
+        or tags.get(TRIAL_TAG)
+        or f"{source}-{re.sub(r'[^A-Za-z0-9._:+-]', '-', job_id)}"
+    )
     return TagFields(
         workload_id=workload,
         phase=phase,
@@ -161,4 +184,5 @@ def read_tags(tags: dict[str, str], job_id: str, source: JobSource) -> TagFields
         dataset_id=tags.get(DATASET_TAG),
         timing_scope=TimingScope(**{f: f in included for f in SCOPE_FIELDS}),
         precision=precision,
+        estimate_id=tags.get(ESTIMATE_ID_TAG) or None,
     )

@@ -394,7 +394,15 @@ AGENT_GPU = AcceleratorSource(
 )
 
 
-def _aws(key: str, namespace: str, name: str, unit: str, stat: str, meaning: str) -> MetricSpec:
+def _aws(
+    key: str,
+    namespace: str,
+    name: str,
+    unit: str,
+    stat: str,
+    meaning: str,
+    verified: Verified = Verified.documented,
+) -> MetricSpec:
     return MetricSpec(
         key,
         name,
@@ -403,7 +411,7 @@ def _aws(key: str, namespace: str, name: str, unit: str, stat: str, meaning: str
         meaning,
         namespace=namespace,
         publisher=Publisher.aws,
-        verified=Verified.documented,
+        verified=verified,
     )
 
 
@@ -436,14 +444,6 @@ CONTAINER_INSIGHTS_NEURON = AcceleratorSource(
         "execution errors on the node (generic, numerical, transient, model, "
         "runtime, hardware); increments assumed",
     ),
-)
-CONTAINER_INSIGHTS_NEURON_ECC = _aws(
-    "hw_ecc_events",
-    CONTAINER_INSIGHTS_NAMESPACE,
-    "node_neurondevice_hw_ecc_events_total",
-    "Count",
-    "Sum",
-    "corrected and uncorrected ECC events of the node's Neuron devices",
 )
 CWAGENT_NAMESPACE = "CWAgent"
 CWAGENT_GPU = AcceleratorSource(
@@ -481,16 +481,7 @@ def neuron_monitor_source(
     metric names are not documented, so whoever runs it names them here (marked assumed)."""
 
     def spec(key: str, name: str, unit: str, stat: str, meaning: str) -> MetricSpec:
-        return MetricSpec(
-            key,
-            name,
-            unit,
-            stat,
-            meaning,
-            namespace=namespace,
-            publisher=Publisher.aws,
-            verified=Verified.assumed,
-        )
+        return _aws(key, namespace, name, unit, stat, meaning, Verified.assumed)
 
     return AcceleratorSource(
         "neuron-monitor-cloudwatch",

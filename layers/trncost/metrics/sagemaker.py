@@ -212,19 +212,10 @@ def facts_from_description(d: dict[str, Any]) -> TrainingJobFacts:
     )
 
 
-class TrainingJobReader:
+class TrainingJobReader(aws.RegionalAdapter):
     """`sagemaker:DescribeTrainingJob` in one region."""
 
-    def __init__(self, region: str, client: Any = None) -> None:
-        self.region = region
-        self._client = client
-        self.calls = 0
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("sagemaker", self.region)
-        return self._client
+    service = "sagemaker"
 
     def describe(self, job_name: str) -> TrainingJobFacts:
         """The job's facts. A job SageMaker does not know is an UnusableEvent (a rejected

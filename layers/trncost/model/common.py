@@ -9,13 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 # Money is Decimal end to end: never a float, never NaN or infinite.
 Money = Annotated[Decimal, Field(allow_inf_nan=False)]
-NonNegativeMoney = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
 
 # Physical quantities may be float, but never NaN or infinite.
-NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 Identifier = Annotated[
     str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")

@@ -7,12 +7,15 @@ PENDING (never as $0) and an incomplete total as the engine's formula in the unk
 
 This module assembles the page; its sections are `headline` (header, headline figures,
 warnings), `break_even` (the price at which a PENDING candidate matches the best comparable
-alternative), `breakdown` (the cost and time charts), `line_items` and `inputs`.
+alternative), `actuals` (estimate vs what AWS billed, once billed), `breakdown` (the cost and
+time charts), `line_items` and `inputs`.
 """
 
 from __future__ import annotations
 
 from trncost.model import Estimate, Range
+from trncost.model.actuals import ActualsComparison
+from trncost.report.actuals import actuals_section
 from trncost.report.admission import admission_section
 from trncost.report.break_even import Alternative, break_even_section
 from trncost.report.breakdown import breakdown, time_split
@@ -43,10 +46,12 @@ def render_report(
     workload_name: str | None = None,
     alternative: Alternative | None = None,
     rng: Range | None = None,
+    actuals: ActualsComparison | None = None,
 ) -> str:
     """The estimate as one self-contained HTML5 page (inline CSS and SVG, no scripts).
     `alternative`: its break-even against the best comparable estimate of the workload;
-    `rng`: its Monte Carlo range (the headline shows its P50 and P10–P90 beside the point)."""
+    `rng`: its Monte Carlo range (the headline shows its P50 and P10–P90 beside the point);
+    `actuals`: what AWS billed its runs (the "Estimate vs actual" section)."""
     est = estimate
     known = {row.id for row in est.inputs}
     workload = workload_name or est.workload_id
@@ -62,6 +67,7 @@ def render_report(
             ),
             "<main>",
             headline(est, rng),
+            actuals_section(actuals),
             break_even_section(est, alternative),
             warnings(est),
             breakdown(est),

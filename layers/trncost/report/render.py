@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from trncost.model import Estimate, Range
+from trncost.model.actuals import ActualsComparison
 from trncost.model.analysis import Analysis
 from trncost.report.break_even import Alternative, break_even_text
 
@@ -60,8 +61,10 @@ def render_estimate(
     workload_name: str | None = None,
     alternative: Alternative | None = None,
     rng: Range | None = None,
+    actuals: ActualsComparison | None = None,
 ) -> Rendered:
-    """One estimate's report as `fmt` (html, csv or md); `rng`: its stored range."""
+    """One estimate's report as `fmt` (html, csv or md); `rng`: its stored range;
+    `actuals`: its "Estimate vs actual" section (the page only)."""
     kind = check_format(fmt)
     stem = _safe(f"trncost-{estimate_id or estimate.candidate.instance_type}") + (
         f"-v{version}" if version else ""
@@ -77,6 +80,7 @@ def render_estimate(
             workload_name=workload_name,
             alternative=alternative,
             rng=rng,
+            actuals=actuals,
         )
     elif kind == "csv":
         from trncost.report.exports import estimate_csv

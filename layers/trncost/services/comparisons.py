@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
-from trncost.errors import InvalidInput, NotFound
+from trncost.errors import InvalidInput, NotFound, first_validation_problem
 from trncost.model import Assumptions, EstimateInput, PriceSnapshot, TrialRun, Workload
 from trncost.model.analysis import Analysis
 from trncost.model.assumptions import AssumptionSource, merge_assumptions
@@ -60,11 +60,9 @@ def _merged(
     try:
         return merge_assumptions(shared, own)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        field = f"candidates.{index}.assumptions" + (f".{where}" if where else "")
+        field, message = first_validation_problem(exc, f"candidates.{index}.assumptions")
         raise InvalidInput(
-            f"{field} (the shared assumptions merged with this candidate's): {first['msg']}",
+            f"{field} (the shared assumptions merged with this candidate's): {message}",
             fields=[field],
         ) from None
 

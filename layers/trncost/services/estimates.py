@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from trncost import aws
-from trncost.errors import Busy, DomainError, InvalidInput, NoPrices, NotFound, Unavailable
+from trncost.errors import (
+    Busy,
+    DomainError,
+    InvalidInput,
+    NoPrices,
+    NotFound,
+    Unavailable,
+    first_validation_error,
+)
 from trncost.events import DetailType
 from trncost.model import (
     Assumptions,
@@ -52,6 +60,7 @@ from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
 
 if TYPE_CHECKING:  # the report is imported on first use, not at cold start
+    from trncost.model.actuals import ActualsComparison
     from trncost.report.break_even import Alternative
     from trncost.report.render import Rendered
 
@@ -133,11 +142,14 @@ class EstimateService:
         prices: PriceStore,
         clock: Callable[[], datetime] = _now,
         names: KnownNames | None = None,
+        actuals: Callable[[str], ActualsComparison | None] | None = None,
     ) -> None:
         self.records = records
         self.prices = prices
         self.clock = clock
         self.names = names or KnownNames()  # botocore's names (+ the stage catalog's)
+        # the estimate's billed actuals, for its report (trncost.services.actuals); None: none
+        self.actuals = actuals
 
     # -- reading ----------------------------------------------------------------------------
     def version(self, estimate_id: str, version: int | None = None) -> EstimateVersion:
@@ -175,10 +187,6 @@ class EstimateService:
             raise NotFound(f"estimate {estimate_id} not found")
         return versions
 
-    def report(self, estimate_id: str, version: int | None = None) -> str:
-        """A version as a self-contained HTML page."""
-        return self.render(estimate_id, version).body
-
     def render(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> Rendered:
         """A version's report as `fmt`: the HTML page (with the break-even of a PENDING price
         against the best comparable estimate of the workload), or its line items and input
@@ -200,6 +208,7 @@ class EstimateService:
             workload_name=workload.name if workload else None,
             alternative=self.alternative(found) if fmt != "csv" else None,
             rng=found.range,
+            actuals=self.actuals(estimate_id) if self.actuals and fmt == "html" else None,
         )
 
     def alternative(self, found: EstimateVersion) -> Alternative | None:
@@ -252,11 +261,9 @@ class EstimateService:
         try:
             snap = self.prices.get_snapshot(snapshot_id) if snapshot_id else self.prices.latest()
         except ValidationError as exc:  # stored before a bound existed (trncost.model.bounds)
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
             raise DomainError(
                 f"price snapshot {snapshot_id or '(latest)'} holds a quote out of range"
-                f" ({where}: {first['msg']}): take a new snapshot"
+                f" ({first_validation_error(exc)[1]}): take a new snapshot"
             ) from None
         if snap is None:
             raise NoPrices(
@@ -451,9 +458,7 @@ class _Inputs:
 
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"a stored record does not validate: {where}: {first['msg']}"
+        return f"a stored record does not validate: {first_validation_error(exc)[1]}"
     return f"{type(exc).__name__}: {exc}"[:1000]
 
 

@@ -34,7 +34,7 @@ from trncost.bus import EventPublisher
 from trncost.errors import Busy, PublishFailed, RecordError, Unavailable, UnusableEvent
 from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import MetricsReader, Series
-from trncost.metrics.events import parse_job_event
+from trncost.metrics.events import EstimateRun, estimate_run, parse_job_event
 from trncost.metrics.figures import figure_provenance
 from trncost.metrics.joblogs import JobLogsReader
 from trncost.metrics.jobs import JobContext, JobSource
@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "AwsCollector",
     "Collector",
+    "SameDayActuals",
     "IngestOutcome",
     "IngestService",
     "event_id",
@@ -83,6 +84,12 @@ def infrastructure(exc: BaseException) -> bool:
     return aws.unavailable(exc) or aws.error_code(exc) in CREDENTIAL_CODES
 
 
+class SameDayActuals(Protocol):
+    def record_training_job(self, run: EstimateRun) -> str:
+        """Record a SageMaker job's same-day actual for its estimate; say what was done
+        (UnusableEvent: why nothing could be)."""
+
+
 class Collector(Protocol):
     def collect(self, ctx: JobContext, workload: Workload) -> tuple[TrialRun, list[str]]:
         """The trial record for a finished job, and notes on what was missing."""
@@ -90,7 +97,7 @@ class Collector(Protocol):
 
 @dataclass(frozen=True)
 class IngestOutcome:
-    status: str  # recorded | already_recorded | duplicate | rejected
+    status: str  # recorded | already_recorded | duplicate | rejected | actual_recorded
     reason: str
     trial_id: str | None = None
     workload_id: str | None = None
@@ -116,6 +123,7 @@ class IngestService:
         clock: Callable[[], datetime] = _now,
         lease_s: int = LEASE_S,
         trials: TrialService | None = None,
+        actuals: SameDayActuals | None = None,
     ) -> None:
         self.records = records
         self.claims = claims
@@ -125,6 +133,8 @@ class IngestService:
         self.lease_s = lease_s
         # the one way a trial record is written and announced ("Trial Recorded")
         self.trials = trials or TrialService(records, clock, publisher)
+        # a SageMaker job tagged with an estimate: its billable time, the first actual
+        self.actuals = actuals
 
     def reject(self, event: Any, reason: str) -> IngestOutcome:
         """Keep an event that cannot become a trial record, with the reason."""
@@ -149,6 +159,11 @@ class IngestService:
         return self.ingest(event)
 
     def ingest(self, event: Any) -> IngestOutcome:
+        run = estimate_run(event) if self.actuals is not None else None
+        if run is not None:
+            done = self._same_day_actual(event, run)
+            if done is not None:
+                return done
         try:
             ctx = parse_job_event(event)
         except UnusableEvent as exc:
@@ -183,6 +198,26 @@ class IngestService:
             outcome = self.reject(event, f"{type(exc).__name__}: {exc}"[:1000])
         self.claims.complete(ctx.dedup_key, outcome.__dict__)
         return outcome
+
+    def _same_day_actual(self, event: Any, run: EstimateRun) -> IngestOutcome | None:
+        """A SageMaker job of an estimate: its same-day actual (replaced by itself on a
+        repeat: nothing changes). The outcome when the job is not a trial as well (no
+        trncost:phase tag): recorded, or rejected with why not; None when it is a trial (its
+        trial record is made next, whatever became of the actual)."""
+        assert self.actuals is not None
+        try:
+            note = self.actuals.record_training_job(run)
+        except Exception as exc:
+            if infrastructure(exc):
+                raise
+            why = str(exc) if isinstance(exc, UnusableEvent) else f"{type(exc).__name__}: {exc}"
+            if run.is_trial:
+                log.warning("no same-day actual of %s: %s", run.job_name, why)
+                return None
+            return self.reject(event, why[:1000])
+        if run.is_trial:
+            return None
+        return IngestOutcome("actual_recorded", note, None, run.workload_id)
 
     def _record(self, ctx: JobContext, workload: Workload, now: datetime) -> IngestOutcome:
         trial, notes = self.collector.collect(ctx, workload)

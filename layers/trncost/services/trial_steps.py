@@ -26,7 +26,6 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from trncost.errors import StepError
@@ -446,7 +445,3 @@ def _shown(value: Any) -> str:
 def run_region(plan: TrialPlan, run: RunState) -> str:
     """Where a run was launched (its candidate's region): it is stopped and priced there."""
     return plan.candidates[run.candidate_index].region
-
-
-def as_decimal(value: str | None) -> Decimal | None:
-    return None if value is None else Decimal(value)

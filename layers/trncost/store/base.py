@@ -51,13 +51,13 @@ class Repository:
         return found
 
     def query_all(self, **kwargs: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        while True:
-            page = self.table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        """Every item of a Query, every page. The Table resource has no paginator; its client's
+        has, and boto3 hooks the resource's conditions and types into that client, so `kwargs`
+        and the items are the resource's own (Key(...).eq(...), Python values)."""
+        pages = self.table.meta.client.get_paginator("query").paginate(
+            TableName=self.table.name, **kwargs
+        )
+        return [item for page in pages for item in page.get("Items", [])]
 
     def query_page(
         self, limit: int, after: dict[str, Any] | None, **kwargs: Any

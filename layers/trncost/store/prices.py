@@ -172,17 +172,9 @@ class PriceStore(Repository):
     def _read_snapshot(self, snapshot_id: str) -> PriceSnapshot | None:
         from boto3.dynamodb.conditions import Key
 
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(snapshot_pk(snapshot_id)),
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self.table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = self.query_all(
+            KeyConditionExpression=Key("pk").eq(snapshot_pk(snapshot_id)), ConsistentRead=True
+        )
         meta = next((i for i in items if i["sk"] == SNAPSHOT_META_SK), None)
         if meta is None:
             return None

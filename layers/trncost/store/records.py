@@ -12,7 +12,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 from pydantic import TypeAdapter, ValidationError
 
-from trncost.errors import Conflict, InvalidInput
+from trncost.errors import Conflict, InvalidInput, first_validation_error
 from trncost.model import Estimate, Range, TrialRun, Workload
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
@@ -56,9 +56,7 @@ def _definition(item: dict[str, Any]) -> EstimateDefinition | UnreadableDefiniti
         return EstimateDefinition.model_validate_json(item["definition"])
     except ValidationError as exc:
         eid = str(item.get("gsi1sk") or item.get("pk", "")).removeprefix("ESTIMATE#")
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return UnreadableDefinition(eid, f"stored definition: {where}: {first['msg']}")
+        return UnreadableDefinition(eid, f"stored definition: {first_validation_error(exc)[1]}")
 
 
 class RecordStore(Repository):
@@ -84,14 +82,21 @@ class RecordStore(Repository):
         item = self.item(workload_pk(workload_id), WORKLOAD_SK)
         return Workload.model_validate_json(item["workload"]) if item else None
 
-    def list_workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
-        items, last = self.query_page(
+    def _workloads_page(
+        self, limit: int, cursor: str | None, **kwargs: Any
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """One page of the workloads' index entries, newest first."""
+        return self.query_page(
             limit,
             decode_cursor(cursor, gsi1pk=WORKLOADS_GSI_PK),
             IndexName=GSI,
             KeyConditionExpression=Key("gsi1pk").eq(WORKLOADS_GSI_PK),
             ScanIndexForward=False,
+            **kwargs,
         )
+
+    def list_workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
+        items, last = self._workloads_page(limit, cursor)
         return Page(
             [Workload.model_validate_json(i["workload"]) for i in items], encode_cursor(last)
         )
@@ -101,13 +106,8 @@ class RecordStore(Repository):
     ) -> tuple[list[str], str | None]:
         """One page of workload ids, newest first, without reading the workloads themselves
         (a refresh reads each on its own)."""
-        items, last = self.query_page(
-            limit,
-            decode_cursor(cursor, gsi1pk=WORKLOADS_GSI_PK),
-            IndexName=GSI,
-            KeyConditionExpression=Key("gsi1pk").eq(WORKLOADS_GSI_PK),
-            ScanIndexForward=False,
-            ProjectionExpression="pk, sk, gsi1pk, gsi1sk",
+        items, last = self._workloads_page(
+            limit, cursor, ProjectionExpression="pk, sk, gsi1pk, gsi1sk"
         )
         return [str(i["pk"]).removeprefix("WORKLOAD#") for i in items], encode_cursor(last)
 
@@ -168,6 +168,16 @@ class RecordStore(Repository):
         items = self.query_all(
             IndexName=GSI,
             KeyConditionExpression=Key("gsi1pk").eq(workload_trials_gsi_pk(workload_id)),
+        )
+        return [TrialRun.model_validate_json(i["trial"]) for i in items]
+
+    def trials_recorded_by(self, workload_id: str, at: str) -> list[TrialRun]:
+        """The workload's trials recorded at or before `at` (ISO 8601, as stored): the
+        evidence an estimate version made at `at` had."""
+        items = self.query_all(
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_trials_gsi_pk(workload_id))
+            & Key("gsi1sk").lte(f"{at}#\uffff"),
         )
         return [TrialRun.model_validate_json(i["trial"]) for i in items]
 

@@ -17,6 +17,11 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     comparison        pk COMPARISON#<id>  sk COMPARISON  gsi1 WORKLOAD#<wid>#COMPARISONS / <at>#<id>
     ingest claim      pk INGEST#<job>#<status>  sk CLAIM
     rejected ingest   pk INGEST_REJECTED        sk <at>#<event id>
+    actuals delivery  pk ACTUALS#<source>#<period>  sk CURRENT   (the delivery in force)
+    billed actuals    pk ESTIMATE#<id>  sk ACTUALS#<source>#<period>#<delivery>
+                      gsi1 ACTUALS / <wid>#<id>#<source>#<period>#<delivery>
+                      (one estimate's billed lines of one billing period from one source, as one
+                      delivery brought them; only the delivery its CURRENT item names is read)
 """
 
 from __future__ import annotations
@@ -167,3 +172,24 @@ def refresh_failure_sk(trigger: str) -> str:
 
 def claim_pk(dedup_key: str) -> str:
     return f"INGEST#{dedup_key}"
+
+
+# -- billed actuals (issue 27) ---------------------------------------------------------------
+ACTUALS_CURRENT_SK = "CURRENT"
+ACTUALS_SK_PREFIX = "ACTUALS#"
+ACTUALS_GSI_PK = "ACTUALS"
+
+
+def actuals_delivery_pk(source: str, period: str) -> str:
+    """The (source, billing period) whose CURRENT item names the delivery in force."""
+    return f"ACTUALS#{source}#{period}"
+
+
+def actuals_sk(source: str, period: str, delivery_id: str) -> str:
+    return f"{ACTUALS_SK_PREFIX}{source}#{period}#{delivery_id}"
+
+
+def actuals_gsi_sk(
+    workload_id: str, estimate_id: str, source: str, period: str, delivery: str
+) -> str:
+    return f"{workload_id}#{estimate_id}#{source}#{period}#{delivery}"

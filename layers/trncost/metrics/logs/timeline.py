@@ -168,13 +168,6 @@ class Timeline:
         else:
             found.count += 1
 
-    def _bin(self, t: float | None) -> _Bin:
-        index = 0 if t is None else int(t // PERIOD_S)
-        found = self.bins.get(index)
-        if found is None:
-            found = self.bins[index] = _Bin()
-        return found
-
     def _time(self, t: float | None) -> None:
         if t is None:
             return
