@@ -6,6 +6,7 @@ import argparse
 
 from rich.console import Console
 
+from trncost_client.cli import flags
 from trncost_client.cli.output import SubParsers
 
 
@@ -69,7 +70,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 def add_commands(sub: SubParsers) -> None:
     serve = sub.add_parser("serve", help="run the service locally (embedded AWS, real handlers)")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=flags.port, default=8080)
     serve.add_argument(
         "--live-prices",
         action="store_true",
