@@ -210,20 +210,61 @@ def test_truncated_and_non_utf8_files_are_one_line(sandbox: Path) -> None:
     )
 
 
+NOT_A_NUMBER = "value: Input should be a valid number"
+
+
 @pytest.mark.parametrize(
-    ("field", "value", "says"),
+    ("where", "field", "value", "says"),
     [
-        ("idle_fraction", "lots", "idle_fraction.value: Input should be a valid number"),
-        ("idle_fraction", {"value": "5%"}, "idle_fraction.value: Input should be a valid number"),
-        ("checkpoint_interval_s", "1h", "checkpoint_interval_s.value: Input should be a valid"),
+        ("shared", "idle_fraction", "lots", "assumptions.idle_fraction"),
+        ("shared", "idle_fraction", {"value": "5%"}, "assumptions.idle_fraction"),
+        ("shared", "checkpoint_interval_s", "1h", "assumptions.checkpoint_interval_s"),
+        ("candidate", "idle_fraction", "x", "candidates.0.assumptions.idle_fraction"),
     ],
 )
-def test_a_non_number_assumption_is_one_line_naming_file_and_field(sandbox, field, value, says):
-    path = edited(sandbox, f"assume-{field}", lambda r: r["assumptions"].update({field: value}))
+def test_a_non_number_assumption_is_one_line_naming_file_and_field(
+    sandbox, where, field, value, says
+):
+    # Given an assumption that is not a number, shared or the first candidate's own
+    def change(request: dict[str, Any]) -> None:
+        held = request if where == "shared" else request["candidates"][0]
+        held["assumptions"][field] = value
+
+    path = edited(sandbox, f"assume-{where}-{field}", change)
+    # When it is estimated and compared
     for argv in (["estimate", path, "--json"], ["compare", path, "--samples", "1000", "--json"]):
         run = run_cli(*argv)
+        # Then the one line names the file and the field, at its place in the file
         assert run.code == 2 and run.out == "" and run.err.count("\n") == 1, run
-        assert f"error: {path}: " in run.line and says in run.line, run
+        assert f"error: {path}: {says}.{NOT_A_NUMBER}" in run.line, run
+
+
+def with_saved_prices(sandbox: Path, name: str, change: dict[str, Any]) -> Path:
+    """tiny-demo's request file, its saved Price List file changed by `change`."""
+    tiny = sandbox / "tiny"
+    prices = {**json.loads((tiny / "prices.json").read_text()), **change}
+    (tiny / f"{name}-prices.json").write_text(json.dumps(prices))
+    request = json.loads((tiny / "estimate.json").read_text())
+    path = tiny / f"{name}.json"
+    path.write_text(json.dumps({**request, "prices": f"{name}-prices.json"}))
+    return path
+
+
+def test_a_saved_price_list_that_is_not_a_list_is_one_line(sandbox: Path) -> None:
+    path = with_saved_prices(sandbox, "price-list-null", {"PriceList": None})
+    run = run_cli("estimate", path, "--json")
+    assert_one_line(run, f"{path}: prices: PriceList: expected a list of Price List items")
+
+
+def test_a_price_list_item_nested_too_deep_is_rejected_and_its_price_pending(sandbox):
+    # Given a saved Price List whose one item is a string of JSON nested 5,000 deep
+    path = with_saved_prices(sandbox, "item-deep", {"PriceList": ["[" * 5000 + "]" * 5000]})
+    # When it is estimated
+    run = run_cli("estimate", path, "--json")
+    # Then the item is rejected (no RecursionError) and the instance price is PENDING
+    assert run.code == 0, run
+    (est,) = json.loads(run.out)
+    assert est["status"] == "incomplete" and est["total_usd"] is None
 
 
 def test_a_price_override_keyed_by_the_printed_key_is_taken(sandbox: Path) -> None:
@@ -540,7 +581,7 @@ RUNS: list[int] = []  # every run's exit status (the case count)
 
 @pytest.mark.slow
 @settings(
-    max_examples=400,
+    max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
