@@ -32,7 +32,13 @@ from trncost.errors import (
 from trncost_client.cli import flags
 from trncost_client.cli.output import fail, number, print_json
 from trncost_client.cli.runtime import add_url_option
-from trncost_client.files import REQUEST_FILE_MAX_BYTES, check_regular, open_regular, read_json_file
+from trncost_client.files import (
+    REQUEST_FILE_MAX_BYTES,
+    check_regular,
+    open_regular,
+    read_json_file,
+    shown,
+)
 
 if TYPE_CHECKING:
     from trncost.model import TrialRun
@@ -102,7 +108,8 @@ def _read(args: argparse.Namespace, facts):  # -> (timeline, results, digest)
                     stream.seek(0)
                     results.append(reader.read_stream(name, stream, size))
             except OSError as exc:
-                raise RequestFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+                why = f"cannot be read ({exc.strerror or exc})"
+                raise RequestFileError(f"{shown(path)}: {why}") from None
     return timeline, results, hashes
 
 
