@@ -55,7 +55,11 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
         )
     console.print("Ctrl-C stops it.")
     stopped = threading.Event()
+    # Ctrl-C and SIGTERM both stop it, set explicitly: a process started in the background by a
+    # non-interactive shell inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt (Ctrl-C "did nothing" under CI runners and `cmd &`)
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    signal.signal(signal.SIGINT, lambda *_: stopped.set())
     try:
         stopped.wait()
     except KeyboardInterrupt:
