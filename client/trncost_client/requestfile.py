@@ -13,7 +13,6 @@ snapshot written out to a file (`trncost prices latest --json`) keeps what it sa
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from trncost.model.requests import CandidatePlan, ComparisonRequest, RequestFile
 from trncost.pricing.names import KnownNames, for_catalog
 from trncost.services.comparisons import ComparisonService
 from trncost.services.snapshots import LOCAL_CALLER, file_sha256, snapshot_from_saved
+from trncost_client.files import PRICE_FILE_MAX_BYTES, read_json_file
 
 
 def load_request_file(path: str | Path) -> RequestFile:
@@ -194,9 +194,5 @@ def _snapshot_from_saved(raw: dict[str, Any], path: Path) -> PriceSnapshot:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RequestFileError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RequestFileError(f"{path}: not valid UTF-8 JSON ({exc})") from None
+    # the file or any part of it: the prices part may be a saved Price List file (its cap)
+    return read_json_file(path, PRICE_FILE_MAX_BYTES, "request file or part")

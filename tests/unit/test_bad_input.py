@@ -206,7 +206,7 @@ def test_request_file_errors_name_the_file_and_field(tmp_path):
     assert "workload.target: Field required" in message
     assert "candidates: List should have at least 1 item" in message
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(RequestFileError, match="not valid UTF-8 JSON"):
+    with pytest.raises(RequestFileError, match=r"not UTF-8 text \(byte 0, line 1\)"):
         load_request_file(tmp_path / "binary.json")
     with pytest.raises(RequestFileError, match="no such file"):
         load_request_file(tmp_path / "missing.json")

@@ -25,6 +25,7 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from trncost.errors import ClientError, OpsError
+from trncost_client.cli import flags
 from trncost_client.cli.output import Command, SubParsers, fail, print_json
 from trncost_client.cli.runtime import add_url_option, local_port, local_runtime
 from trncost_client.dead_letters import MoveTask, QueueOps, arn_name
@@ -252,7 +253,7 @@ def add_commands(sub: SubParsers) -> None:
     redrive.add_argument(
         "--by-copy", action="store_true", help="receive, re-send and delete, without a move task"
     )
-    redrive.add_argument("--poll-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
+    redrive.add_argument("--poll-seconds", type=flags.seconds, default=5.0, help=argparse.SUPPRESS)
     _add_sqs_options(redrive)
     redrive.set_defaults(handler=cmd_dlq_redrive)
     status = dlq_sub.add_parser("status", help="a DLQ's depth and its message move tasks")

@@ -28,6 +28,7 @@ from trncost.model import (
     Swing,
 )
 from trncost.model.requests import RequestFile
+from trncost_client.cli import flags
 from trncost_client.cli.output import SubParsers, fail, money, number, provenance_source
 from trncost_client.cli.remote import _add_remote_options
 from trncost_client.requestfile import comparison_request, load_request_file, offline_comparisons
@@ -460,11 +461,26 @@ def add_commands(sub: SubParsers) -> None:
         help="with --workload: a candidate (repeatable), e.g. trn3.48xlarge:2@us-east-2",
     )
     comp.add_argument(
-        "--seed", type=int, default=0, help="Monte Carlo seed (same seed, same answer)"
+        "--seed",
+        type=flags.seed,
+        default=0,
+        help=f"Monte Carlo seed, 0 to {flags.SEED_MAX} (same seed, same answer)",
     )
-    comp.add_argument("--samples", type=int, default=20_000, help="Monte Carlo draws")
-    comp.add_argument("--top", type=int, default=5, help="tornado rows to print per candidate")
+    comp.add_argument(
+        "--samples",
+        type=flags.samples,
+        default=20_000,
+        help=f"Monte Carlo draws, {flags.SAMPLES_MIN:,} to {flags.SAMPLES_MAX:,}",
+    )
+    comp.add_argument(
+        "--top", type=flags.top, default=5, help="tornado rows to print per candidate"
+    )
     comp.add_argument("--json", action="store_true", help="print the analysis as JSON")
-    comp.add_argument("--html", metavar="FILE", help="also write the analysis report here")
+    comp.add_argument(
+        "--html",
+        metavar="FILE",
+        type=flags.output_file,
+        help="also write the analysis report here (its folder must exist)",
+    )
     _add_remote_options(comp, json=False)
     comp.set_defaults(handler=cmd_compare)

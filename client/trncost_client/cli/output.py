@@ -51,9 +51,18 @@ def print_json(payload: object) -> None:
     sys.stdout.write(json.dumps(payload, indent=2) + "\n")
 
 
+def one_line(message: object) -> str:
+    """`message` on one line: whitespace runs (newlines too) become one space, and any other
+    control character is written as its escape, so a file's content cannot break the line or
+    drive the terminal."""
+    text = " ".join(str(message).split())
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def fail(message: str) -> int:
     """One line on stderr, exit status 2."""
-    line = " ".join(str(message).split())
-    sys.stderr.write(f"trncost: error: {line}\n")
+    sys.stderr.write(f"trncost: error: {one_line(message)}\n")
     sys.stderr.flush()
     return 2

@@ -9,7 +9,6 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -18,12 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from trncost import display
-from trncost.errors import ClientError
+from trncost.errors import ClientError, TrncostError
+from trncost_client.cli import flags
 from trncost_client.cli.output import Command, SubParsers, fail, print_json
 from trncost_client.cli.runtime import add_url_option
+from trncost_client.files import PRICE_FILE_MAX_BYTES, read_json_file
 from trncost_client.http import TrncostClient
 
 
@@ -38,7 +41,7 @@ def _remote(command: Command) -> Command:
     def run(args: argparse.Namespace, console: Console) -> int:
         try:
             return command(args, console)
-        except ClientError as exc:
+        except TrncostError as exc:  # the API's answer, a file of the user's, ...
             return fail(str(exc))
         except OSError as exc:  # writing the report, mostly
             where = f" {exc.filename}" if exc.filename else ""
@@ -88,7 +91,7 @@ def cmd_workloads(args: argparse.Namespace, console: Console) -> int:
     for col in ("id", "name", "model", "target", "gate"):
         table.add_column(col, overflow="fold")
     for w in items:
-        table.add_row(*_workload_row(w))
+        table.add_row(*(Text(cell) for cell in _workload_row(w)))  # the API's text, not markup
     console.print(table)
     return 0
 
@@ -105,6 +108,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from pathlib import Path
 
     fmt = args.format
+    if args.out == "-" and args.json:
+        raise ClientError("--out - writes the report to stdout; --json cannot go with it")
     html = _client(args).report(args.estimate_id, args.version, fmt)
     if args.out == "-":
         sys.stdout.write(html)
@@ -134,7 +139,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         return 0
     which = f"version {args.version}" if args.version else "latest version"
     what = {"html": "report", "csv": "CSV export", "md": "Markdown export"}[fmt]
-    console.print(f"{what} of estimate {args.estimate_id} ({which}) written to {path}")
+    console.print(
+        f"{what} of estimate {args.estimate_id} ({which}) written to {path}", markup=False
+    )
     if args.open:
         console.print(
             "opened in your browser"
@@ -221,17 +228,18 @@ def _print_snapshot(snap: dict[str, Any], console: Console) -> None:
     unmatched = snap.get("unmatched") or []
     basis = snap.get("basis") or "official"
     colour = "green" if basis == "official" else "magenta"
-    console.print(f"[bold]Price snapshot {snap.get('snapshot_id')}[/bold]")
+    basis = escape(str(basis))
+    console.print(f"[bold]Price snapshot {escape(str(snap.get('snapshot_id')))}[/bold]")
     console.print(f"  basis:     [{colour}]{basis}[/{colour}]")
-    console.print(f"  source:    {snap.get('source')}")
-    console.print(f"  origin:    {_origin_text(snap.get('origin'))}")
-    console.print(f"  taken at:  {display.timestamp(snap.get('taken_at'))}")
+    console.print(f"  source:    {snap.get('source')}", markup=False)
+    console.print(f"  origin:    {_origin_text(snap.get('origin'))}", markup=False)
+    console.print(f"  taken at:  {display.timestamp(snap.get('taken_at'))}", markup=False)
     if snap.get("note"):
-        console.print(f"  note:      {snap['note']}")
+        console.print(f"  note:      {snap['note']}", markup=False)
     dates = snap.get("publication_dates") or {}
     console.print("  Price List publication dates:" + ("" if dates else " —"))
     for service, published in sorted(dates.items()):
-        console.print(f"    {service}: {published}")
+        console.print(f"    {service}: {published}", markup=False)
     console.print(
         f"  quotes: {len(quotes)} ({len(quotes) - pending} priced ({basis}), {pending} PENDING); "
         f"rejected items: {len(rejected)}; unmatched items: {len(unmatched)}"
@@ -242,10 +250,10 @@ def _print_snapshot(snap: dict[str, Any], console: Console) -> None:
     for q in sorted(quotes, key=lambda q: _quote_key(q.get("key", ""))):
         pending_q = q.get("status") == "pending"
         table.add_row(
-            _quote_key(q.get("key", "")),
-            "[yellow]PENDING[/yellow]" if pending_q else str(q.get("basis") or basis),
-            _quote_price(q),
-            q.get("sku") or "",
+            Text(_quote_key(q.get("key", ""))),
+            "[yellow]PENDING[/yellow]" if pending_q else Text(str(q.get("basis") or basis)),
+            Text(_quote_price(q)),
+            Text(q.get("sku") or ""),
         )
     console.print(table)
     for title, entries in (("Rejected", rejected), ("Unmatched", unmatched)):
@@ -255,7 +263,9 @@ def _print_snapshot(snap: dict[str, Any], console: Console) -> None:
                 listed.add_column(col, overflow="fold")
             for e in entries:
                 key = e.get("key") or e.get("closest_key") or ""
-                listed.add_row(e.get("sku") or "", key, e.get("reason") or "")
+                listed.add_row(
+                    *(Text(str(v)) for v in (e.get("sku") or "", key, e.get("reason") or ""))
+                )
             console.print(listed)
 
 
@@ -263,10 +273,9 @@ def _print_snapshot(snap: dict[str, Any], console: Console) -> None:
 def cmd_prices_upload(args: argparse.Namespace, console: Console) -> int:
     """Upload a saved Price List file: stored with basis saved_file; latest only with
     --publish on a stage that accepts uploads."""
-    try:
-        data = json.loads(Path(args.file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return fail(f"{args.file}: cannot read a JSON file ({exc})")
+    data = read_json_file(
+        Path(args.file).expanduser(), PRICE_FILE_MAX_BYTES, "saved Price List file"
+    )
     taken = _client(args).take_snapshot(data, note=args.note, publish=args.publish)
     if args.json:
         print_json(taken)
@@ -299,7 +308,10 @@ def _add_remote_options(parser: argparse.ArgumentParser, *, json: bool = True) -
         "--region", help="the AWS region to sign for (default: from the execute-api host name)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds to wait for an answer (default 30)"
+        "--timeout",
+        type=flags.seconds,
+        default=30.0,
+        help="seconds to wait for an answer (default 30)",
     )
 
 
@@ -323,9 +335,16 @@ def add_commands(sub: SubParsers) -> None:
         help="html (the page, default), csv or md (its line items and input table), focus "
         "(the run's forecast as FOCUS-shaped CSV rows)",
     )
-    report.add_argument("--version", type=int, metavar="N", help="a version (default: latest)")
+    report.add_argument(
+        "--version", type=flags.version, metavar="N", help="a version (default: latest)"
+    )
     report.add_argument("--open", action="store_true", help="open it in your web browser")
-    report.add_argument("--out", metavar="FILE", help="write it here ('-': stdout)")
+    report.add_argument(
+        "--out",
+        metavar="FILE",
+        type=flags.output_file_or_stdout,
+        help="write it here ('-': stdout; a file's folder must exist)",
+    )
     _add_remote_options(report)
     report.set_defaults(handler=cmd_report)
     prices = sub.add_parser("prices", help="price snapshots")

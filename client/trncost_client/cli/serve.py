@@ -6,6 +6,7 @@ import argparse
 
 from rich.console import Console
 
+from trncost_client.cli import flags
 from trncost_client.cli.output import SubParsers
 
 
@@ -54,7 +55,11 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
         )
     console.print("Ctrl-C stops it.")
     stopped = threading.Event()
+    # Ctrl-C and SIGTERM both stop it, set explicitly: a process started in the background by a
+    # non-interactive shell inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt (Ctrl-C "did nothing" under CI runners and `cmd &`)
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    signal.signal(signal.SIGINT, lambda *_: stopped.set())
     try:
         stopped.wait()
     except KeyboardInterrupt:
@@ -69,7 +74,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 def add_commands(sub: SubParsers) -> None:
     serve = sub.add_parser("serve", help="run the service locally (embedded AWS, real handlers)")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=flags.port, default=8080)
     serve.add_argument(
         "--live-prices",
         action="store_true",

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from trncost.errors import ClientError
-from trncost_client.cli import trial_import, writes
+from trncost_client.cli import flags, trial_import, writes
 from trncost_client.cli.output import SubParsers, fail
 from trncost_client.cli.runtime import add_url_option, local_runtime
 from trncost_client.http import TrncostClient
@@ -180,9 +180,11 @@ def add_commands(sub: SubParsers) -> None:
         "--instance-type",
         help="what the run is recorded and priced as (required unless the workload is the demo)",
     )
-    run.add_argument("--instance-count", type=int, help="default 1")
+    run.add_argument("--instance-count", type=flags.count, help="default 1")
     run.add_argument("--trial-id", help="default: local-<UTC timestamp>")
-    run.add_argument("--wait", type=float, default=60, help="seconds to wait for the record")
+    run.add_argument(
+        "--wait", type=flags.seconds, default=60, help="seconds to wait for the record"
+    )
     run.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD …")
     run.set_defaults(handler=cmd_trial_run)
     trial_import.add_commands(trial_sub)

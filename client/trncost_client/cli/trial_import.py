@@ -16,12 +16,29 @@ import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from pydantic import ValidationError
 from rich.console import Console
 
-from trncost.errors import ClientError, DomainError, RequestFileError, TrncostError
+from trncost.errors import (
+    ClientError,
+    DomainError,
+    RequestFileError,
+    TrncostError,
+    first_validation_error,
+    format_validation_error,
+)
+from trncost_client.cli import flags
 from trncost_client.cli.output import fail, number, print_json
 from trncost_client.cli.runtime import add_url_option
+from trncost_client.files import (
+    REQUEST_FILE_MAX_BYTES,
+    check_regular,
+    open_regular,
+    read_json_file,
+    shown,
+)
 
 if TYPE_CHECKING:
     from trncost.model import TrialRun
@@ -31,16 +48,17 @@ def _workload(args: argparse.Namespace):  # -> Workload
     from trncost.model import Workload
 
     if args.workload_file:
-        import json
-
+        raw = read_json_file(Path(args.workload_file).expanduser(), REQUEST_FILE_MAX_BYTES)
+        nested = isinstance(raw, dict) and "workload" in raw and "workload_id" not in raw
         try:
-            raw = json.loads(Path(args.workload_file).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise RequestFileError(f"{args.workload_file}: not a JSON workload ({exc})") from None
-        return Workload.model_validate(raw.get("workload", raw)), None
+            return Workload.model_validate(raw["workload"] if nested else raw), None
+        except ValidationError as exc:
+            prefix = "workload" if nested else ""
+            why = format_validation_error(exc, prefix)
+            raise RequestFileError(f"{args.workload_file}: {why}") from None
     if args.dry_run:
-        return (
-            Workload.model_validate(
+        try:
+            stand_in = Workload.model_validate(
                 {
                     "workload_id": args.workload,
                     "model": {"name": "stand-in", "parameters": 1},
@@ -49,14 +67,19 @@ def _workload(args: argparse.Namespace):  # -> Workload
                     "target": {"unit": args.unit, "amount": 1},
                     "quality_gate": {"metric": "eval_loss", "threshold": 0, "direction": "at_most"},
                 }
-            ),
+            )
+        except ValidationError as exc:
+            raise ClientError(f"--workload: {first_validation_error(exc)[1]}") from None
+        return (
+            stand_in,
             "dry run against a stand-in workload (no --workload-file): work in "
             f"{args.unit}, quality gate and MFU check not applied",
         )
     from trncost_client.http import TrncostClient
 
     client = TrncostClient(args.url)
-    return Workload.model_validate(client.get_json(f"/workloads/{args.workload}")["workload"]), None
+    found = client.get_json(f"/workloads/{quote(args.workload, safe='')}")
+    return Workload.model_validate(found["workload"]), None
 
 
 def _read(args: argparse.Namespace, facts):  # -> (timeline, results, digest)
@@ -66,20 +89,27 @@ def _read(args: argparse.Namespace, facts):  # -> (timeline, results, digest)
 
     timeline = Timeline(global_batch=facts.global_batch_size, seq_length=facts.seq_length)
     reader = Reader(timeline, FORMATS, None if facts.format == "auto" else facts.format)
+    from trncost_client import tensorboard
+
     results, hashes = [], []
     for path in args.files:
         name = os.path.basename(path)
         digest = hashlib.sha256()
-        with open(path, "rb") as stream:
-            for block in iter(lambda: stream.read(2**24), b""):
-                digest.update(block)
-        hashes.append((name, digest.digest()))
-        from trncost_client import tensorboard
-
-        if tensorboard.is_event_file(name):
-            results.append(tensorboard.read_event_file(path, name, timeline))
-        else:
-            results.append(reader.read_path(path))
+        # a regular file only, opened without blocking (trncost_client.files); streamed twice
+        with open_regular(path) as stream:
+            try:
+                size = os.fstat(stream.fileno()).st_size
+                for block in iter(lambda: stream.read(2**24), b""):
+                    digest.update(block)
+                hashes.append((name, digest.digest()))
+                if tensorboard.is_event_file(name):
+                    results.append(tensorboard.read_event_file(path, name, timeline))
+                else:
+                    stream.seek(0)
+                    results.append(reader.read_stream(name, stream, size))
+            except OSError as exc:
+                why = f"cannot be read ({exc.strerror or exc})"
+                raise RequestFileError(f"{shown(path)}: {why}") from None
     return timeline, results, hashes
 
 
@@ -106,8 +136,10 @@ def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
     from trncost.services.trial_logs import LogImportService, TrialFacts, file_digest
 
     for path in args.files:
-        if not Path(path).is_file():
-            return fail(f"{path}: no such file")
+        try:
+            check_regular(path)  # a directory, a FIFO, /dev/zero, a symlink loop: refused
+        except RequestFileError as exc:
+            return fail(str(exc))
     facts = TrialFacts(
         phase=Phase(args.phase),
         instance_type=args.instance_type,
@@ -136,6 +168,8 @@ def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
             from trncost_client.http import TrncostClient
 
             recorded = _record(TrncostClient(args.url), workload.workload_id, trial)
+    except ValidationError as exc:
+        return fail(format_validation_error(exc))
     except (DomainError, RequestFileError, ClientError, TrncostError, ValueError) as exc:
         return fail(str(exc))
     payload = {
@@ -220,15 +254,19 @@ def add_commands(trial_sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--workload", required=True, help="workload id")
     p.add_argument("--phase", required=True, choices=["fit", "baseline", "target"])
     p.add_argument("--instance-type", required=True)
-    p.add_argument("--instance-count", required=True, type=int)
+    p.add_argument("--instance-count", required=True, type=flags.count)
     p.add_argument("--region", default="us-east-1", help="where the trial ran (default us-east-1)")
     p.add_argument("--format", default="auto", choices=["auto", *FORMAT_NAMES])
     p.add_argument("--status", choices=["completed", "failed", "diverged", "stopped"],
                    help="default: from the log (completed if it shows training end)")  # fmt: skip
     p.add_argument(
-        "--global-batch-size", type=float, help="samples per step, if the log does not say"
+        "--global-batch-size",
+        type=flags.positive,
+        help="samples per step, if the log does not say",
     )
-    p.add_argument("--seq-length", type=float, help="tokens per sample, if the log does not say")
+    p.add_argument(
+        "--seq-length", type=flags.positive, help="tokens per sample, if the log does not say"
+    )
     p.add_argument("--trial-id", help="default: derived from the files' content")
     p.add_argument("--code-version")
     p.add_argument("--dataset")

@@ -15,18 +15,19 @@ URL and its report's URL, the page to send a budget owner.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
-from trncost.errors import ApiError, ClientError
+from trncost.errors import ApiError, ClientError, RequestFileError, format_validation_error
+from trncost.model.requests import ComparisonRequest
 from trncost_client.cli.output import SubParsers, print_json
 from trncost_client.cli.remote import _add_remote_options, _client, _remote
+from trncost_client.files import REQUEST_FILE_MAX_BYTES, part_path, read_json_file
 
 CANDIDATE = re.compile(r"^(?P<type>[a-z0-9.-]+):(?P<count>\d+)(@(?P<region>[a-z0-9-]+))?$")
 DEFAULT_REGION = "us-east-1"
@@ -34,14 +35,18 @@ DEFAULT_REGION = "us-east-1"
 SERVER_SIDE = ("workload", "trials", "prices")
 
 
-def _read_json(path: str) -> Any:
-    file = Path(path).expanduser()
+def _read_json(path: str | Path) -> Any:
+    """A JSON file of the user's (trncost_client.files: a regular file, capped, bounded)."""
+    return read_json_file(Path(path).expanduser(), REQUEST_FILE_MAX_BYTES)
+
+
+def _validated(model: type[BaseModel], data: Any, file: str | Path, prefix: str = "") -> None:
+    """`data` (read from `file`) must validate as `model` before anything is sent: a bad file
+    is one line naming it and the field, with no server needed."""
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ClientError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise ClientError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        model.model_validate(data)
+    except ValidationError as exc:
+        raise RequestFileError(f"{file}: {format_validation_error(exc, prefix)}") from None
 
 
 def _where(args: argparse.Namespace, path: str) -> str:
@@ -50,14 +55,23 @@ def _where(args: argparse.Namespace, path: str) -> str:
 
 # -- workload create -------------------------------------------------------------------------
 def _workload_from(data: Any, path: str) -> dict[str, Any]:
-    """A workload JSON, or the `workload` of an estimate request file (inline or a file)."""
+    """A workload JSON, or the `workload` of an estimate request file (inline or a file),
+    validated."""
+    from trncost.model import Workload
+
+    file: str | Path = path
+    prefix = ""
     if isinstance(data, dict) and "workload" in data and "workload_id" not in data:
         inner = data["workload"]
         if isinstance(inner, str):
-            inner = _read_json(str(Path(path).expanduser().parent / inner))
+            file = part_path(path, inner)
+            inner = _read_json(file)
+        else:
+            prefix = "workload"
         data = inner
     if not isinstance(data, dict):
-        raise ClientError(f"{path}: a workload is a JSON object (see examples/llama-8b/)")
+        raise RequestFileError(f"{file}: a workload is a JSON object (see examples/llama-8b/)")
+    _validated(Workload, data, file, prefix)
     return data
 
 
@@ -93,7 +107,7 @@ def cmd_workload_create(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         print_json({**made, "url": url})
         return 0
-    console.print(f"workload {wid} {outcome}")
+    console.print(f"workload {wid} {outcome}", markup=False)
     return 0
 
 
@@ -105,13 +119,18 @@ def cmd_trial_add(args: argparse.Namespace, console: Console) -> int:
     data = _read_json(args.file)
     trials = data if isinstance(data, list) else [data]
     if not trials or not all(isinstance(t, dict) for t in trials):
-        raise ClientError(f"{args.file}: one trial (a JSON object) or a list of them")
+        raise RequestFileError(f"{args.file}: one trial (a JSON object) or a list of them")
+    for i, trial in enumerate(trials):
+        at = f"{i}." if isinstance(data, list) else ""
+        if not args.workload and not trial.get("workload_id"):
+            raise RequestFileError(f"{args.file}: {at}workload_id: missing; or pass --workload")
+        if args.workload:
+            trial = {**trial, "workload_id": args.workload}
+        _validated(TrialRun, trial, args.file, at.rstrip("."))
     client = _client(args)
     done: list[dict[str, Any]] = []
     for trial in trials:
-        wid = args.workload or trial.get("workload_id")
-        if not wid:
-            raise ClientError(f"trial {trial.get('trial_id')}: no workload_id; pass --workload")
+        wid = args.workload or trial["workload_id"]  # each one checked above
         if args.workload:
             trial = {**trial, "workload_id": args.workload}
         tid = str(trial.get("trial_id"))
@@ -132,7 +151,7 @@ def cmd_trial_add(args: argparse.Namespace, console: Console) -> int:
             outcome = "already recorded, the same (unchanged)"
         done.append({"trial_id": tid, "workload_id": wid, "outcome": outcome, "url": url})
         if not args.json:
-            console.print(f"trial {tid} of workload {wid} {outcome} at {url}")
+            console.print(f"trial {tid} of workload {wid} {outcome} at {url}", markup=False)
     if args.json:
         print_json(done)
     else:
@@ -168,7 +187,9 @@ def comparison_request(args: argparse.Namespace) -> dict[str, Any]:
     if args.file:
         data = _read_json(args.file)
         if not isinstance(data, dict):
-            raise ClientError(f"{args.file}: a comparison or estimate request is a JSON object")
+            raise RequestFileError(
+                f"{args.file}: a comparison or estimate request is a JSON object"
+            )
         body = {k: v for k, v in data.items() if k not in SERVER_SIDE}
         body["candidates"] = [_plan(c) for c in body.get("candidates") or []]
     body.setdefault("candidates", [])
@@ -179,6 +200,7 @@ def comparison_request(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, name, None)
         if value is not None:
             body[name] = value
+    _validated(ComparisonRequest, body, args.file or "--candidate")
     return body
 
 
@@ -201,7 +223,7 @@ def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
         f"comparison {made['comparison_id']} of workload {made['workload_id']} stored at {url} "
         f"(price snapshot {made['snapshot_id']})"
     )
-    console.print(f"report: {report}")
+    console.print(f"report: {report}", markup=False)
     return 0
 
 

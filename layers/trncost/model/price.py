@@ -87,13 +87,32 @@ USAGE_SERVICE: dict[UsageItem, Service] = {
 }
 
 
+# The parts of a price key's text, in order (`str(PriceKey)`).
+KEY_TEXT_PARTS = ("service", "region", "item", "purchase_option")
+
+
 class PriceKey(DomainModel):
-    """What a price is for: service, region, item (instance type or usage item), purchase option."""
+    """What a price is for: service, region, item (instance type or usage item), purchase option.
+    Also taken as the text trncost prints for it, service/region/item/purchase_option (e.g.
+    AmazonEC2/us-east-2/trn3.48xlarge/on_demand), each part checked as its field."""
 
     service: Service
     region: Region
     item: Name
     purchase_option: PurchaseOption = PurchaseOption.on_demand
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: Any) -> Any:
+        if not isinstance(data, str):
+            return data
+        parts = data.strip().split("/")
+        if len(parts) != len(KEY_TEXT_PARTS):
+            raise ValueError(
+                f"a price key written as text is {'/'.join(KEY_TEXT_PARTS)} (four parts, e.g. "
+                f"AmazonEC2/us-east-2/trn3.48xlarge/on_demand), not {len(parts)} part(s)"
+            )
+        return dict(zip(KEY_TEXT_PARTS, parts, strict=True))
 
     def __str__(self) -> str:
         return self._text

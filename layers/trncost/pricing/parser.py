@@ -7,11 +7,11 @@ snapshot service records the reason in the snapshot's `rejected` list and carrie
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from trncost import safejson
 from trncost.errors import PriceListItemError
 
 
@@ -119,9 +119,11 @@ def parse_item(item: str | dict[str, Any]) -> Product:
     """One GetProducts PriceList entry (a JSON string) or an equivalent dict."""
     if isinstance(item, str):
         try:
-            item = json.loads(item)
-        except json.JSONDecodeError as exc:
-            raise PriceListItemError(f"PriceList item is not JSON ({exc.msg})") from None
+            item = safejson.loads(item)  # bounded: nesting and integer length
+        except safejson.UnsafeJson as exc:
+            raise PriceListItemError(
+                f"PriceList item is not JSON trncost reads: {exc.reason}"
+            ) from None
     if not isinstance(item, dict):
         raise PriceListItemError("PriceList item is not a JSON object")
     product = item.get("product")
@@ -167,6 +169,8 @@ def items_from_saved_file(data: Any) -> list[Any]:
                 out.append(part)
         return out
     if isinstance(data, dict) and "PriceList" in data:
+        if not isinstance(data["PriceList"], list):
+            raise PriceListItemError("PriceList: expected a list of Price List items")
         return list(data["PriceList"])
     if isinstance(data, dict) and isinstance(data.get("products"), dict):
         return _offer_file_items(data)
@@ -177,7 +181,10 @@ def items_from_saved_file(data: Any) -> list[Any]:
 
 
 def _offer_file_items(offer: dict[str, Any]) -> list[dict[str, Any]]:
-    on_demand = (offer.get("terms") or {}).get("OnDemand") or {}
+    terms = offer.get("terms")
+    on_demand = (terms.get("OnDemand") if isinstance(terms, dict) else None) or {}
+    if not isinstance(on_demand, dict):
+        raise PriceListItemError("terms.OnDemand: expected an object keyed by SKU")
     items = []
     for sku, product in offer["products"].items():
         items.append(
