@@ -162,7 +162,7 @@ def test_the_comparison_table_ranks_trn2_trn3_and_p5_within_their_group(example,
         r["data-candidate"]: (r["data-group"], r["data-cost-rank"], r["data-time-rank"])
         for r in rows
     }
-    # trn3 is measured at 1 instance and planned at 2: scaled by the published prior's median
+    # trn3 is measured at 1 instance and planned at 2: scaled by the published prior's
     # exponent (below linear), it is no longer the fastest
     assert ranks == {P5: ("1", "1", "1"), TRN2: ("1", "2", "3"), TRN3: ("1", "", "2")}
     text = page.text
@@ -201,10 +201,11 @@ def test_trn3_is_pending_never_zero_and_breaks_even_against_p5(example, html):
     text = table.text
     # trn3 at 2 instances from its 1-instance trials by the scaling prior (not linearly): more
     # instance-hours, so a lower break-even price than linear scaling gave ($20.6540); the
-    # figure follows the published prior's median exponent (1 − e^μ, scaling_prior.json); the
-    # trials' 240 s warm-ups are on the steady clock with their work (one clock): $17.9106 before
-    # that; α 0.786 gave $17.8696, the rounds-alike centre (α 0.845) gives $18.5959
-    assert unit_price(be.price_usd) == "$18.5959" and "$18.5959" in text
+    # figure follows the published prior's exponent (scaling_prior.json); the trials' 240 s
+    # warm-ups are on the steady clock with their work (one clock): $17.9106 before that; α
+    # 0.786 gave $17.8696, the rounds-alike centre's median (α 0.845) $18.5959; the point is now
+    # the draws' geometric mean, at the prior's mean exponent 1 − e^(μ + σ²/2) = 0.787: $17.8863
+    assert unit_price(be.price_usd) == "$17.8863" and "$17.8863" in text
     assert P5 in text and be.note in text and be.price_key in text
     # trn3's own section: the known part and the pending quantity, never a $0 total.
     block = cand_section(html, example, TRN3)

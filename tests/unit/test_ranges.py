@@ -18,7 +18,8 @@ from tests.support.factories import candidate, inputs, instance_quote, snapshot,
 from tests.support.scenarios import scenarios
 from trncost.estimate import analyse, estimate, fit_scaling, monte_carlo, tornado
 from trncost.estimate.failure_prior import per_accelerator_hour, posterior, prior_for, published
-from trncost.estimate.scaling import FitPredictive, bootstrap
+from trncost.estimate.scaling import bootstrap
+from trncost.estimate.scaling_predictive import FitPredictive
 from trncost.estimate.scaling_prior import PRIOR, exponent_prior
 from trncost.model import FleetFailurePrior
 from trncost.report import render_analysis_report
@@ -140,12 +141,14 @@ def test_linear_is_the_prior_upper_bound_never_its_centre(n0, ratio, x0, second)
         assert prior.exponent_quantile(z) < 1  # every quantile of the exponent is below 1
 
 
-def test_one_count_scales_by_the_prior_median_and_its_range_straddles_the_truth_side():
+def test_one_count_scales_by_the_prior_mean_exponent_and_its_range_straddles_the_truth_side():
     t = short_trial(count=2)
     inp = inputs(cand=candidate(count=32), trials=[t, short_trial("t-2", count=2)], prices=PRICES)
     est = estimate(inp)
     x2 = est.inputs[[r.id for r in est.inputs].index("throughput:n=2")].value
-    alpha = PRIOR.median_exponent
+    # the point is exp(E[ln X]): the power law at E[α] = 1 − exp(μ + σ²/2), below the median α
+    alpha = 1 - math.exp(PRIOR.one_count_mu + PRIOR.one_count_sigma**2 / 2)
+    assert alpha == pytest.approx(PRIOR.mean_exponent) and alpha < PRIOR.median_exponent
     assert est.steady_throughput == pytest.approx(x2 * 16**alpha)
     r = monte_carlo(inp, samples=20_000, seed=2)
     assert any("published scaling prior" in b or "scaling:exponent" in b for b in r.basis)

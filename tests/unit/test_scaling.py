@@ -136,14 +136,26 @@ def test_an_unmeasured_count_uses_the_fit_with_traceable_parameters():
             prices=snapshot(instance_quote("trn2.48xlarge", "36")),
         )
     )
-    # Amdahl alone: X(8) = 1000 × 8 / (1 + 0.1 × 7) = 4705.88 tokens/s; the point is the
+    # Amdahl alone: X(8) = 1000 × 8 / (1 + 0.1 × 7) = 4705.88 tokens/s; the fit's X̂(8) is the
     # BIC-weighted mean of the three models, 4726.75 (hand-checked in
-    # test_amdahl_data_at_three_counts_fits_kappa_zero)
-    assert est.steady_throughput == pytest.approx(4726.75, rel=1e-5)
+    # test_amdahl_data_at_three_counts_fits_kappa_zero). 8 is past the measured counts: the
+    # point is exp(E[ln X]) of the draws, half of which come from the local power law of 2 and
+    # 4 (α₁₂ = ln(3076.92 / 1818.18) / ln 2 = 0.75894):
+    #   μ = −1.1331 + 0.1329 × ln(1 − 0.75894) = −1.32221, σ₂ = 1.1,
+    #   E[α] = 1 − exp(μ + σ²/2) = 0.51189, X_local = 3076.92 × 2^0.51189 = 4387.43
+    #   point = exp(½ ln 4726.75 + ½ ln 4387.43) = 4553.92 tokens/s
+    assert est.steady_throughput == pytest.approx(4553.92, rel=1e-5)
     rows = {r.id: r for r in est.inputs}
     row = rows["throughput:n=8"]
     assert row.provenance.kind == "derived"
-    assert row.provenance.inputs == ["scaling:lambda", "scaling:sigma", "scaling:kappa"]
+    assert row.provenance.inputs == [
+        "scaling:lambda",
+        "scaling:sigma",
+        "scaling:kappa",
+        "throughput:n=2",
+        "throughput:n=4",
+    ]
+    assert "local power law" in row.label and "E[α]" in row.provenance.formula
     assert rows["scaling:lambda"].value == pytest.approx(1000)
     assert rows["scaling:sigma"].value == pytest.approx(0.1)
     assert rows["scaling:lambda"].provenance.inputs == [

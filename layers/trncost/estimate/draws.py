@@ -4,14 +4,17 @@ one-at-a-time ends the tornado swings it to — including the swings that move t
 drawn themselves (the scaling model form and fit parameters, the scaling exponent, the failure
 prior).
 
-Throughput at n:
-- a measured count: multiplicative log-normal, median the measured rate, cv the larger of the
-  between-trial and within-trial spreads;
-- ≥ 3 measured counts: the fit's bootstrap curves (parameter and model-form uncertainty) ×
-  a log-normal of a run's own spread, the model floor and τ per doubling past the measured
-  counts (estimate/scaling.py);
-- 1–2 measured counts: the published scaling prior's power law from the nearest count
-  (estimate/scaling_prior.py; linear is its upper bound) × the same log-normal.
+Throughput at n, modelled on the log scale; the engine's point value is the same model's
+exp(E[ln X]) (the draws' geometric mean: one model, two views), so it lies inside P10–P90:
+- a measured count: multiplicative log-normal, median (= geometric mean) the measured rate, cv
+  the larger of the between-trial and within-trial spreads;
+- ≥ 3 measured counts: the fit's bootstrap curves centred on the fit (parameter and model-form
+  uncertainty) × a Student-t spread of the model discrepancy, a run's own spread and τ per
+  doubling to the nearest measured count; past the measured counts a share from the local
+  power law (estimate/scaling_predictive.py);
+- 1–2 measured counts: the published scaling prior's power law from the nearest count,
+  ln(1 − α) ~ N(μ, σ) (estimate/scaling_prior.py; linear is its upper bound) × the Student-t
+  spread of a run's own spread and the model discrepancy; its point is at E[α].
 Failure rate: the Gamma posterior of the failure prior updated with the trials (estimate/
 failure_prior.py), or the trials alone (Jeffreys) when they contradict it.
 
@@ -246,7 +249,8 @@ class EvidenceDraws:
         )
 
     def _fitted_throughput(self, n: int, counts: list[int]) -> None:
-        from trncost.estimate.scaling import FitPredictive, bootstrap, discrepancy
+        from trncost.estimate.scaling import bootstrap, discrepancy
+        from trncost.estimate.scaling_predictive import FitPredictive
         from trncost.estimate.scaling_prior import PRIOR
 
         m = self.model
@@ -254,6 +258,7 @@ class EvidenceDraws:
         fit = self.ev.scaling_fit()
         extra = PRIOR.bootstrap_discrepancy * discrepancy(fit)[0]
         pred = FitPredictive(fit, bootstrap(fit, extra=extra), n, self._run_cv(counts))
+        # r0 is pred.point (evidence.py computes it with the same model): the draws' log-mean
         self._predictive_item(
             lambda rng, k: pred.draw(rng, k, r0),
             pred.describe(),
@@ -311,7 +316,8 @@ class EvidenceDraws:
             else:
                 alpha = 1 - np.exp(mu + sig * rng.standard_normal(k))
             x = prior.anchor_rate * np.exp(alpha * log_ratio)
-            x *= r0 / prior.point  # centred on the engine's value (the prior median)
+            # × 1: the engine's value r0 is prior.point, this model's exp(E[ln X]) (mean α)
+            x *= r0 / prior.point
             return x * np.exp(spread * rng.standard_t(dof, k))
 
         self._predictive_item(
@@ -330,7 +336,7 @@ class EvidenceDraws:
                     row_id="scaling:exponent",
                     label=f"scaling exponent α from {prior.anchor} to {n} instances",
                     unit=None,
-                    point=prior.median_exponent,
+                    point=prior.mean_exponent,
                     low=a_lo,
                     high=a_hi,
                     basis="published scaling prior P10–P90 (linear α = 1 is its upper bound)",
