@@ -135,3 +135,13 @@ def test_the_table_measures_are_hand_checked():
         "fit: extrapolate ≤ 4×",
         "prior (< 3 counts): extrapolate > 4×",
     ]
+
+
+def test_the_fit_spreads_follow_the_forward_chaining_choice():
+    # the fit's spreads by interval score, s₁ and τ_out on every fit prediction (forward.py)
+    assert cal.FIT_RULE == "score"
+    assert {"single_instance_noise", "extrapolation_tau"} == set(cal.FIT_NOISE_GRID[0])
+    assert all(g["discrepancy_dof"] > 1 for g in cal.DISCREPANCY_GRID)  # t_ν has a mean
+    methods = fwd._fit_methods(cal)
+    assert list(methods)[-1].endswith("(chosen)")
+    assert [rule for _, _, rule in methods[list(methods)[-1]]] == ["score", "score"]

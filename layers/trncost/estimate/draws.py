@@ -14,7 +14,7 @@ exp(E[ln X]) (the draws' geometric mean: one model, two views), so it lies insid
   power law (estimate/scaling_predictive.py);
 - 1–2 measured counts: the published scaling prior's power law from the nearest count,
   ln(1 − α) ~ N(μ, σ) (estimate/scaling_prior.py; linear is its upper bound) × the Student-t
-  spread of a run's own spread and the model discrepancy; its point is at E[α].
+  spread of a run's own spread and the prior's discrepancy; its point is at E[α].
 Failure rate: the Gamma posterior of the failure prior updated with the trials (estimate/
 failure_prior.py), or the trials alone (Jeffreys) when they contradict it.
 
@@ -304,9 +304,10 @@ class EvidenceDraws:
         r0 = m.point[m.rate_row]
         prior = exponent_prior([(c, self.ev.throughput(c).value) for c in counts], n)
         run_cv = self._run_cv(counts)
-        # the prior's exponent spread, and at any count a run's own spread and the model
-        # discrepancy (Student-t, as for a fit with no residual degrees of freedom)
-        spread, dof = math.hypot(run_cv, PRIOR.discrepancy_scale), PRIOR.discrepancy_dof
+        # the prior's exponent spread, and at any count a run's own spread and the prior's
+        # discrepancy (Student-t; its own constants, calibrated with the exponent spreads)
+        spread = math.hypot(run_cv, PRIOR.prior_discrepancy_scale)
+        dof = PRIOR.prior_discrepancy_dof
         log_ratio = math.log(n / prior.anchor)
         mu, sig, fixed = prior.mu, prior.sigma, prior.fixed
 
@@ -323,7 +324,8 @@ class EvidenceDraws:
         self._predictive_item(
             sample,
             prior.describe()
-            + f" × Student-t spread {spread:.3g}, ν {dof:g} (run spread and model discrepancy)",
+            + f" × Student-t spread {spread:.3g}, ν {dof:g} (run spread and the prior's "
+            "discrepancy)",
             "published scaling prior (P10–P90)"
             if fixed is None
             else "the two measured counts' power law",

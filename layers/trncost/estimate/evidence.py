@@ -387,7 +387,7 @@ class Evidence(TrialReadings):
         from trncost.estimate.scaling import fit_scaling, noise_per_count  # numpy: on demand
 
         noise = noise_per_count(
-            [self.spread_at(m) for m in counts], [len(self._used_at(m)) for m in counts]
+            [self.spread_at(m) for m in counts], [len(self._used_at(m)) for m in counts], counts
         )
         self._fit = fit_scaling(
             [(m, r.value) for m, r in rates], [r.row_id for _, r in rates], noise

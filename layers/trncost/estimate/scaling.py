@@ -36,9 +36,9 @@ at one count, and its point value (the draws' geometric mean), are in estimate/
 scaling_predictive.py: the curves × a Student-t spread (the model discrepancy, `discrepancy`: the
 true curve is none of the three; a run's own spread; τ per doubling to the nearest measured
 count), past the measured counts a share from the local power law. Each count's noise sᵢ has a
-floor s_floor (`noise_per_count`). s_floor, the discrepancy prior and τ come from published
-multi-scale results (estimate/data/scaling_prior.json, fitted and tuned by
-`python benchmarks/calibrate.py --fit-priors` on the tuning rounds).
+floor s_floor, and a single instance more (`noise_per_count`). s_floor, s₁, the discrepancy
+prior and τ come from published multi-scale results (estimate/data/scaling_prior.json, fitted
+and tuned by `python benchmarks/calibrate.py --fit-priors` on the tuning rounds).
 
 Fewer than 3 counts: see estimate/scaling_prior.py (a published prior over the scaling exponent,
 linear its upper bound).
@@ -172,12 +172,19 @@ class Bootstrap:
         return {m: self.chosen.count(m) / len(self.chosen) for m in MODELS}
 
 
-def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[float]:
+def noise_per_count(
+    cvs: Sequence[float | None], trials: Sequence[int], counts: Sequence[int] | None = None
+) -> list[float]:
     """Each count's relative noise for the fit::
 
-        sᵢ = √(cvᵢ²/kᵢ + s_floor²)
+        sᵢ = √(cvᵢ²/kᵢ + s_floor² + s₁²·[nᵢ = 1])
 
-    a count without a measured spread taking the others' RMS cv (0 when none is measured).
+    a count without a measured spread taking the others' RMS cv (0 when none is measured). s₁
+    (the single-instance noise) is added at one instance only: one instance's collectives stay
+    on its own links (NeuronLink, NVLink), from two instances on they cross the network (EFA,
+    InfiniBand), so a single instance lies on another curve than the rest and the fit weighs
+    it less (tuned on published multi-scale results: it cut the leave-one-out and the
+    extrapolation interval scores in forward chaining, benchmarks/calibrate.py).
 
     Parameters
     ----------
@@ -185,6 +192,8 @@ def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[
         Each count's throughput spread cvᵢ (`Evidence.spread_at`) [unitless].
     trials : Sequence[int]
         Each count's number of trials kᵢ [trials].
+    counts : Sequence[int] or None
+        Each count nᵢ [instances] (None: no single-instance term).
 
     Returns
     -------
@@ -193,14 +202,20 @@ def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[
 
     References
     ----------
-    estimate/data/scaling_prior.json (`model_floor`, s_floor); DESIGN.md, principle 9.
+    estimate/data/scaling_prior.json (`model_floor`, s_floor; `single_instance_noise`, s₁);
+    DESIGN.md, principle 9.
     """
     known = [c for c in cvs if c is not None]
     typical = float(np.sqrt(np.mean(np.square(known)))) if known else 0.0
-    floor = PRIOR.model_floor
+    floor, single = PRIOR.model_floor, PRIOR.single_instance_noise
+    at = list(counts) if counts is not None else [0] * len(cvs)
     return [
-        math.sqrt(((c if c is not None else typical) ** 2) / max(k, 1) + floor**2)
-        for c, k in zip(cvs, trials, strict=True)
+        math.sqrt(
+            ((c if c is not None else typical) ** 2) / max(k, 1)
+            + floor**2
+            + (single**2 if n == 1 else 0.0)
+        )
+        for c, k, n in zip(cvs, trials, at, strict=True)
     ]
 
 

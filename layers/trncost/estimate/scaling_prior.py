@@ -58,6 +58,13 @@ class ScalingPrior:
     # the bootstrap's noise: each count's own, and this share of the discrepancy scale s
     # (added in quadrature; 0: the counts' noise alone)
     bootstrap_discrepancy: float
+    # s₁: relative noise added (in quadrature) to a single instance's count in a fit — one
+    # instance's collectives stay on its own links; from two on they cross the network
+    single_instance_noise: float
+    # the Student-t spread of the prior's draws at any count (1–2 measured counts: a run's own
+    # spread and this scale, ν this; kept apart from the fit's discrepancy prior above)
+    prior_discrepancy_scale: float
+    prior_discrepancy_dof: float
     one_count_mu: float  # ln(1 − α) ~ N(μ, s) with one measured count
     one_count_sigma: float
     two_count_intercept: float  # ln(1 − α) ~ N(a + b·ln(1 − α₁₂), s₂) with two
@@ -96,6 +103,9 @@ def load() -> ScalingPrior:
         discrepancy_dof=float(d["discrepancy"]["dof"]),
         local_weight=float(d["local_weight"]),
         bootstrap_discrepancy=float(d.get("bootstrap_discrepancy", 0.0)),
+        single_instance_noise=float(d.get("single_instance_noise", 0.0)),
+        prior_discrepancy_scale=float(d["prior_discrepancy"]["scale"]),
+        prior_discrepancy_dof=float(d["prior_discrepancy"]["dof"]),
         one_count_mu=float(d["one_count"]["mu"]),
         one_count_sigma=float(d["one_count"]["sigma"]),
         two_count_intercept=float(d["two_count"]["intercept"]),
