@@ -8,11 +8,12 @@ Each fold predicts one tuning round from what the rounds published before it giv
 from those rounds only, its spreads by the candidate's rule. Folds, by MLCommons publication
 date: v0.7 (from v0.5, v0.6), HPC v0.7, v1.0, HPC v1.0, v2.1 (from all before). The first fold
 only ever trains a spread (a rule that reads earlier folds' errors has none before it), so
-every candidate is scored on the later four alike. (The fit between measured counts has
-interior counts in v0.6, v0.7 and v2.1 only: its folds are v0.7 and v2.1.)
+every candidate is scored on the later four alike. (The ≥ 3-count series are in v0.6, v0.7
+and v2.1 only: the fit's folds are v0.7 and v2.1.)
 
 The result, and the method chosen from it, are in docs/estimates.md ("How that method was
-chosen"); `calibrate.py` applies that method (PER_ROUND, HALF_LIFE and tune_spreads).
+chosen", "The fit's spreads"); `calibrate.py` applies that method (PER_ROUND, HALF_LIFE,
+FIT_RULE and tune_spreads).
 
 Score: the interval score of the P10–P90 range in ln(time) (Gneiting & Raftery 2007, α = 0.2:
 width + 10 × how far the truth falls outside), a proper score: lowest for a range that is
@@ -26,11 +27,14 @@ Candidates, exponent priors (< 3 counts):
            82.5 % (the method so far), or σ from the earlier folds' forward predictions —
            errors that include the drift from one round to the next — with the least interval
            score (fwd score) or the coverage nearest 82.5 % (fwd cov).
-Candidates, the fit between measured counts (leave-one-out): the discrepancy prior (s₀, and
-ν₀ down to 1: a small ν₀ is the textbook t with m − k degrees of freedom) and τ_in picked on
-the earlier rounds' interpolations by coverage nearest 82.5 % (the method so far) or by
-interval score; each with the bootstrap's noise the counts' own, or the counts' own and the
-fit's discrepancy (a fit that misses its points has less certain parameters).
+Candidates, the fit's spreads (fit_table; folds v0.7 and v2.1, the tuning rounds after the
+first with ≥ 3-count series; each fold's exponent-prior centres from the rounds before it, for
+the local power law past the measured counts): the method before issue 22 (no single-instance
+noise; the discrepancy prior s₀, ν₀ and τ_in on the interpolations, then τ_out on the
+extrapolations, each by coverage nearest 82.5 %) against the single-instance noise s₁ and
+τ_out picked together on every fit prediction, then s₀, ν₀, τ_in on the interpolations, each
+step by coverage or by interval score. Scored on every fit prediction: leave-one-out,
+extrapolations ≤ 4× and > 4×, and their summed interval score.
 """
 
 from __future__ import annotations
@@ -159,61 +163,98 @@ def prior_table(cal: Any, series: list[Any], loro: bool = True) -> list[str]:
     return lines
 
 
-# -- the fit between measured counts ---------------------------------------------------------
-INTERP_GRID = [
-    {"discrepancy_scale": sc, "discrepancy_dof": dof, "interpolation_tau": tau}
-    for sc in (0.02, 0.03, 0.04, 0.05, 0.06, 0.08)
-    for dof in (1.0, 2.0, 3.0, 5.0, 10.0)
-    for tau in (0.0, 0.025, 0.05, 0.075, 0.1, 0.15)
-]
+# -- the fit's spreads -----------------------------------------------------------------------
+FIT_BEFORE = {  # the published fit spreads before this choice (issue 14's third pass)
+    "single_instance_noise": 0.0,
+    "extrapolation_tau": 0.35,
+    "discrepancy_scale": 0.05,
+    "discrepancy_dof": 5.0,
+    "interpolation_tau": 0.0,
+}
+FIT_FOLDS = ("v0.7", "v2.1")  # the tuning rounds after the first with ≥ 3-count series
+
+
+def _regime_of(kind: str) -> Callable[[Any], bool]:
+    return {
+        "all": lambda o: True,
+        "interp": lambda o: "interpolate" in o.regime,
+        "extrap": lambda o: "extrapolate" in o.regime,
+    }[kind]
+
+
+def _fit_methods(cal: Any) -> dict[str, list[tuple[list[dict[str, float]], str, str]]]:
+    """Each candidate method: its steps (grid, the predictions it reads, the rule)."""
+    tau_only = [{"single_instance_noise": 0.0, "extrapolation_tau": x / 20} for x in range(11)]
+    return {
+        "before: s₁ 0; s₀ ν₀ τ_in (LOO), τ_out (past) by coverage": [
+            (cal.DISCREPANCY_GRID, "interp", "coverage"),
+            (tau_only, "extrap", "coverage"),
+        ],
+        "s₁ τ_out (all fits), s₀ ν₀ τ_in (LOO) by coverage": [
+            (cal.FIT_NOISE_GRID, "all", "coverage"),
+            (cal.DISCREPANCY_GRID, "interp", "coverage"),
+        ],
+        "s₁ τ_out by score, s₀ ν₀ τ_in by coverage": [
+            (cal.FIT_NOISE_GRID, "all", "score"),
+            (cal.DISCREPANCY_GRID, "interp", "coverage"),
+        ],
+        "s₁ τ_out, s₀ ν₀ τ_in by score (chosen)": [
+            (cal.FIT_NOISE_GRID, "all", "score"),
+            (cal.DISCREPANCY_GRID, "interp", "score"),
+        ],
+    }
+
+
+def _best(cal: Any, tried: list[tuple[int, list[Any]]], rule: str) -> int:
+    if rule == "score":
+        return min(tried, key=lambda t: statistics.mean(interval_score(o) for o in t[1]))[0]
+    cov = [(i, cal._coverage(o), cal._width(o)) for i, o in tried]
+    gap = min(abs(c - cal.TARGET) for _, c, _ in cov)
+    return min((t for t in cov if abs(t[1] - cal.TARGET) <= gap + 0.01), key=lambda t: t[2])[0]
 
 
 def fit_table(cal: Any, series: list[Any]) -> list[str]:
-    interp = [s for s in series if s.tuning]
-    folds = [
-        r
-        for r in FOLDS
-        if any(
-            cal._interpolating(m, t) for s in interp if s.round == r for m, t in cal.experiments(s)
-        )
-    ]
+    """The fit's spread methods (module docstring), each fold predicted with the settings its
+    method picks on the tuning rounds before it (their exponent-prior centres too, for the local
+    power law past the measured counts). Every fit prediction: leave-one-out interpolations,
+    extrapolations ≤ 4× and > 4×."""
     lines = [
-        f"fit, interpolating (leave-one-out), forward folds {', '.join(folds)}:",
-        f"  {'bootstrap noise':<24} {'pick by':<9} {HEAD}   settings per fold",
+        f"fit spreads, forward folds {', '.join(FIT_FOLDS)} (tuning rounds only):",
+        f"  {'method':<54} {'LOO: ' + HEAD:<40} {'≤ 4×: ' + HEAD:<40} > 4×: {HEAD}   Σ score",
     ]
-    for boot in (0.0, 1.0):
-        cal._set_prior(bootstrap_discrepancy=boot)
-        per: dict[str, list[tuple[dict, list[Any]]]] = {}
-        for r in sorted({s.round for s in interp}, key=cal.ROUND_DATES.__getitem__):
-            target = [s for s in interp if s.round == r]
-            per[r] = []
-            for v in INTERP_GRID:
-                cal._set_prior(**v)
-                per[r].append((v, cal.run_all(target, keep=cal._interpolating)))
-        for rule in ("coverage", "score"):
-            outs, picks = [], []
-            for r in folds:
-                train = [rr for rr in per if cal.ROUND_DATES[rr] < cal.ROUND_DATES[r]]
-                tried = []
-                for i in range(len(per[r])):
-                    o = [x for rr in train for x in per[rr][i][1]]
-                    if not o:
-                        continue
-                    s = statistics.mean(interval_score(x) for x in o)
-                    tried.append((i, cal._coverage(o), cal._width(o), s))
-                if not tried:
-                    continue
-                if rule == "coverage":
-                    gap = min(abs(t[1] - cal.TARGET) for t in tried)
-                    best = min(
-                        (t for t in tried if abs(t[1] - cal.TARGET) <= gap + 0.01),
-                        key=lambda t: t[2],
-                    )
-                else:
-                    best = min(tried, key=lambda t: t[3])
-                picks.append(f"{r}: " + ",".join(f"{x:g}" for x in per[r][best[0]][0].values()))
-                outs += per[r][best[0]][1]
-            label = "counts' own" if boot == 0 else "counts' own + discrepancy"
-            lines.append(f"  {label:<24} {rule:<9} {summary(outs)}   {'; '.join(picks)}")
-    cal._set_prior(bootstrap_discrepancy=0.0)
+    cache: dict[tuple[str, tuple[tuple[str, float], ...]], list[Any]] = {}
+
+    def outs(fold: str, rounds: set[str], setting: dict[str, float]) -> list[Any]:
+        key = (fold, tuple(sorted(setting.items())))
+        if key not in cache:
+            before = _before(cal, fold)
+            cal._set_prior(**cal._centres(cal.fit_priors(series, rounds=before)))
+            cal._set_prior(**setting)
+            every = [s for s in series if s.round in before | {fold}]
+            cache[key] = cal.run_all(every, keep=cal._fitting)
+        return [o for o in cache[key] if o.series.split("/")[0].removeprefix("mlperf-") in rounds]
+
+    for name, steps in _fit_methods(cal).items():
+        res: list[Any] = []
+        picks = []
+        for fold in FIT_FOLDS:
+            train = _before(cal, fold)
+            cur = dict(FIT_BEFORE)
+            for grid, kind, rule in steps:
+                keep = _regime_of(kind)
+                tried = [(i, [o for o in outs(fold, train, {**cur, **g}) if keep(o)])
+                         for i, g in enumerate(grid)]  # fmt: skip
+                cur |= grid[_best(cal, [t for t in tried if t[1]], rule)]
+            picks.append(f"{fold}: " + ",".join(f"{v:g}" for v in cur.values()))
+            res += outs(fold, {fold}, cur)
+        loo = [o for o in res if "interpolate" in o.regime]
+        near = [o for o in res if "≤ 4×" in o.regime]
+        far = [o for o in res if "> 4×" in o.regime]
+        total = sum(interval_score(o) for o in res)
+        lines.append(
+            f"  {name:<54} {summary(loo):<40} {summary(near):<40} {summary(far)}   {total:.1f}"
+            f"   ({'; '.join(picks)})"
+        )
+        print(lines[-1], flush=True)
+    cal._set_prior(**FIT_BEFORE)
     return lines

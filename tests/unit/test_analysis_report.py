@@ -162,7 +162,7 @@ def test_the_comparison_table_ranks_trn2_trn3_and_p5_within_their_group(example,
         r["data-candidate"]: (r["data-group"], r["data-cost-rank"], r["data-time-rank"])
         for r in rows
     }
-    # trn3 is measured at 1 instance and planned at 2: scaled by the published prior's median
+    # trn3 is measured at 1 instance and planned at 2: scaled by the published prior's
     # exponent (below linear), it is no longer the fastest
     assert ranks == {P5: ("1", "1", "1"), TRN2: ("1", "2", "3"), TRN3: ("1", "", "2")}
     text = page.text
@@ -204,14 +204,15 @@ def test_trn3_is_pending_never_zero_and_breaks_even_against_p5(example, html):
     text = table.text
     # trn3 at 2 instances from its 1-instance trials by the scaling prior (not linearly): more
     # instance-hours, so a lower break-even price than linear scaling gave ($20.6540); the
-    # figure follows the published prior's median exponent (1 − e^μ, scaling_prior.json); the
-    # trials' 240 s warm-ups are on the steady clock with their work (one clock): $17.9106 before
-    # that; α 0.786 gave $17.8696, the rounds-alike centre (α 0.845) gave $18.5959; then the
-    # failure rate became one model (issue 22): p5's one failure in its target trial no longer
-    # sets the prior aside ("the trials speak alone": 3.3 h of failures on 4× p5), its posterior
-    # mean moves the prior ~4.6× instead, so p5 costs $20,164.79, not $20,915.00, and the trn3
-    # price at which it breaks even falls to $14.1569
-    assert unit_price(be.price_usd) == "$14.1569" and "$14.1569" in text
+    # figure follows the published prior's exponent (scaling_prior.json); the trials' 240 s
+    # warm-ups are on the steady clock with their work (one clock): $17.9106 before that; α
+    # 0.786 gave $17.8696, the rounds-alike centre's median (α 0.845) $18.5959; the point is now
+    # the draws' geometric mean, at the prior's mean exponent 1 − e^(μ + σ²/2) = 0.787 ($17.8863),
+    # and the failure rate is one model (issue 22): p5's one failure in its target trial no
+    # longer sets the prior aside ("the trials speak alone": 3.3 h of failures on 4× p5), its
+    # posterior mean moves the prior ~4.6× instead, so p5 costs $20,164.79, not $20,915.00, and
+    # the trn3 price at which it breaks even falls to $13.6158
+    assert unit_price(be.price_usd) == "$13.6158" and "$13.6158" in text
     assert P5 in text and be.note in text and be.price_key in text
     # trn3's own section: the known part and the pending quantity, never a $0 total.
     block = cand_section(html, example, TRN3)

@@ -106,3 +106,42 @@ def test_the_bootstrap_takes_extra_noise_and_fans_wider_with_it():
     assert spread(wider) > 1.2 * spread(plain)  # noise √(0.06² + 0.1²) against 0.06
     # extra 0 is the counts' own noise: the same replicates (the fit is deterministic)
     assert np.array_equal(bootstrap(fit, extra=0.0).coef, plain.coef)
+
+
+def _outcome(
+    truth: float, p10: float, p50: float, p90: float, regime: str = "fit: extrapolate ≤ 4×"
+):
+    return cal.Outcome("s", False, regime, (1, 2, 4), 8, truth, p10, p50, p90, 0.0)
+
+
+def test_the_table_measures_are_hand_checked():
+    # Given two predictions: one holds the truth (2 in 1…e), one misses it by 1 in ln (e² > e)
+    inside = _outcome(2.0, 1.0, 2.0, math.e)
+    above = _outcome(math.e**2, 1.0, 2.0, math.e)
+    m = cal.Measures.of([inside, above])
+    # Then coverage ½; |error| of P50: 0 and 1 − 2/e² = 0.72933 → median 0.36466; bias the same
+    # signed (−0.72933, 0 → −0.36466); relative width (e − 1)/2 = 0.85914 for both; interval
+    # score: width 1 each, plus 10 × 1 for the miss → mean 6
+    assert (m.n, m.series, m.coverage) == (2, 1, 0.5)
+    assert m.abs_error == pytest.approx((1 - 2 / math.e**2) / 2)
+    assert m.bias == pytest.approx(-(1 - 2 / math.e**2) / 2)
+    assert m.width == pytest.approx((math.e - 1) / 2)
+    assert m.score == pytest.approx(6.0)
+    # the table gives the pooled row of every prediction within 4× of the measured counts
+    far = _outcome(2.0, 1.0, 2.0, math.e, regime="prior (< 3 counts): extrapolate > 4×")
+    lines = cal.table([inside, above, far], "t")
+    assert any(line.strip().startswith("all within 4× of the measured counts") for line in lines)
+    assert [r for r in cal.by_regime([inside, above, far])] == [
+        "fit: extrapolate ≤ 4×",
+        "prior (< 3 counts): extrapolate > 4×",
+    ]
+
+
+def test_the_fit_spreads_follow_the_forward_chaining_choice():
+    # the fit's spreads by interval score, s₁ and τ_out on every fit prediction (forward.py)
+    assert cal.FIT_RULE == "score"
+    assert {"single_instance_noise", "extrapolation_tau"} == set(cal.FIT_NOISE_GRID[0])
+    assert all(g["discrepancy_dof"] > 1 for g in cal.DISCREPANCY_GRID)  # t_ν has a mean
+    methods = fwd._fit_methods(cal)
+    assert list(methods)[-1].endswith("(chosen)")
+    assert [rule for _, _, rule in methods[list(methods)[-1]]] == ["score", "score"]

@@ -53,11 +53,12 @@ def test_an_unmeasured_instance_count_is_scaled_by_the_published_prior_and_flagg
     est = estimate(inputs(cand=candidate(count=8), trials=[clean_trial()], prices=PRICES))
     # measured: 3.6e8 tokens / (3,600 steady + 60 warm-up s: its work is not counted apart, so
     # the clock holds it) = 98,360.66 tokens/s at 2 instances → at 8: × (8/2)^α, α the prior's
-    # median exponent (1 − e^μ, below 1): less than linear's 4×, never more
+    # mean exponent (1 − e^(μ + σ²/2), below 1; the point is the draws' geometric mean): less
+    # than linear's 4×, never more
     from trncost.estimate.scaling_prior import PRIOR
 
     rate = 3.6e8 / 3660
-    alpha = PRIOR.median_exponent
+    alpha = PRIOR.mean_exponent
     assert 0 < alpha < 1
     assert est.steady_throughput == pytest.approx(rate * 4**alpha)
     assert est.steady_throughput < 4 * rate

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tests.support.factories import candidate, inputs, instance_quote, snapshot, trial
 from trncost.errors import DomainError
 from trncost.estimate import estimate, fit_scaling, monte_carlo
+from trncost.estimate.scaling import noise_per_count
+from trncost.estimate.scaling_prior import PRIOR
 
 
 def usl(n, lam, sigma, kappa):
@@ -136,14 +140,29 @@ def test_an_unmeasured_count_uses_the_fit_with_traceable_parameters():
             prices=snapshot(instance_quote("trn2.48xlarge", "36")),
         )
     )
-    # Amdahl alone: X(8) = 1000 × 8 / (1 + 0.1 × 7) = 4705.88 tokens/s; the point is the
-    # BIC-weighted mean of the three models, 4726.75 (hand-checked in
-    # test_amdahl_data_at_three_counts_fits_kappa_zero)
-    assert est.steady_throughput == pytest.approx(4726.75, rel=1e-5)
+    # The estimate's fit weighs the single instance by √(s_floor² + s₁²) = √(0.06² + 0.4²) =
+    # 0.40447 (one instance's collectives never cross the network), 2 and 4 by 0.06:
+    #   linear: a = Σ(uᵢ/sᵢ²) / Σ(uᵢ²/sᵢ²), uᵢ = 1000, 909.09, 769.23 → λ = 846.99, χ² = 4.0340
+    #   BIC: linear 4.0340 + ln 3 = 5.1326, Amdahl 2 ln 3 = 2.1972, USL 3 ln 3 = 3.2958
+    #   weights ∝ e^(−Δ/2): 0.23046, 1, 0.57735 → linear 0.12748, Amdahl 0.55316, USL 0.31936
+    #   X̂(8) = exp(0.12748 ln(8 × 846.99) + 0.87252 ln(8000 / 1.7)) = 4929.75
+    # 8 is past the measured counts: the point is exp(E[ln X]) of the draws, half of which come
+    # from the local power law of 2 and 4 (α₁₂ = ln(3076.92 / 1818.18) / ln 2 = 0.75894):
+    #   μ = −1.1331 + 0.1329 × ln(1 − 0.75894) = −1.32221, σ₂ = 1.1,
+    #   E[α] = 1 − exp(μ + σ²/2) = 0.51189, X_local = 3076.92 × 2^0.51189 = 4387.43
+    #   point = exp(½ ln 4929.75 + ½ ln 4387.43) = 4650.69 tokens/s
+    assert est.steady_throughput == pytest.approx(4650.69, rel=1e-5)
     rows = {r.id: r for r in est.inputs}
     row = rows["throughput:n=8"]
     assert row.provenance.kind == "derived"
-    assert row.provenance.inputs == ["scaling:lambda", "scaling:sigma", "scaling:kappa"]
+    assert row.provenance.inputs == [
+        "scaling:lambda",
+        "scaling:sigma",
+        "scaling:kappa",
+        "throughput:n=2",
+        "throughput:n=4",
+    ]
+    assert "local power law" in row.label and "E[α]" in row.provenance.formula
     assert rows["scaling:lambda"].value == pytest.approx(1000)
     assert rows["scaling:sigma"].value == pytest.approx(0.1)
     assert rows["scaling:lambda"].provenance.inputs == [
@@ -181,3 +200,15 @@ def test_extrapolating_past_twice_the_largest_count_is_flagged_and_widens_the_ra
     assert far.extrapolation_doublings == pytest.approx(2)
     rel = lambda r: (r.total_usd.p90 - r.total_usd.p10) / r.total_usd.p50  # noqa: E731
     assert rel(far) > rel(near)
+
+
+def test_each_counts_noise_and_the_single_instance_term_are_hand_checked():
+    # Given cv 0.1 over 4 trials at 1 instance and an unmeasured spread (1 trial) at 2
+    s1, floor = PRIOR.single_instance_noise, PRIOR.model_floor
+    one, two = noise_per_count([0.1, None], [4, 1], [1, 2])
+    # Then sᵢ = √(cvᵢ²/kᵢ + s_floor² + s₁²·[nᵢ = 1]); the unmeasured count takes the RMS cv
+    assert one == pytest.approx(math.sqrt(0.1**2 / 4 + floor**2 + s1**2))
+    assert two == pytest.approx(math.sqrt(0.1**2 + floor**2))
+    # without counts there is no single-instance term (a fit of points alone)
+    assert noise_per_count([0.1], [4]) == [pytest.approx(math.sqrt(0.1**2 / 4 + floor**2))]
+    assert s1 > 0  # published: one instance's collectives never cross the network

@@ -4,14 +4,17 @@ one-at-a-time ends the tornado swings it to — including the swings that move t
 drawn themselves (the scaling model form and fit parameters, the scaling exponent, the failure
 prior).
 
-Throughput at n:
-- a measured count: multiplicative log-normal, median the measured rate, cv the larger of the
-  between-trial and within-trial spreads;
-- ≥ 3 measured counts: the fit's bootstrap curves (parameter and model-form uncertainty) ×
-  a log-normal of a run's own spread, the model floor and τ per doubling past the measured
-  counts (estimate/scaling.py);
-- 1–2 measured counts: the published scaling prior's power law from the nearest count
-  (estimate/scaling_prior.py; linear is its upper bound) × the same log-normal.
+Throughput at n, modelled on the log scale; the engine's point value is the same model's
+exp(E[ln X]) (the draws' geometric mean: one model, two views), so it lies inside P10–P90:
+- a measured count: multiplicative log-normal, median (= geometric mean) the measured rate, cv
+  the larger of the between-trial and within-trial spreads;
+- ≥ 3 measured counts: the fit's bootstrap curves centred on the fit (parameter and model-form
+  uncertainty) × a Student-t spread of the model discrepancy, a run's own spread and τ per
+  doubling to the nearest measured count; past the measured counts a share from the local
+  power law (estimate/scaling_predictive.py);
+- 1–2 measured counts: the published scaling prior's power law from the nearest count,
+  ln(1 − α) ~ N(μ, σ) (estimate/scaling_prior.py; linear is its upper bound) × the Student-t
+  spread of a run's own spread and the prior's discrepancy; its point is at E[α].
 Failure rate: the Gamma posterior of the failure prior updated with the trials (estimate/
 failure_prior.py), or the trials alone (Jeffreys) when they contradict it.
 
@@ -247,7 +250,8 @@ class EvidenceDraws:
         )
 
     def _fitted_throughput(self, n: int, counts: list[int]) -> None:
-        from trncost.estimate.scaling import FitPredictive, bootstrap, discrepancy
+        from trncost.estimate.scaling import bootstrap, discrepancy
+        from trncost.estimate.scaling_predictive import FitPredictive
         from trncost.estimate.scaling_prior import PRIOR
 
         m = self.model
@@ -255,6 +259,7 @@ class EvidenceDraws:
         fit = self.ev.scaling_fit()
         extra = PRIOR.bootstrap_discrepancy * discrepancy(fit)[0]
         pred = FitPredictive(fit, bootstrap(fit, extra=extra), n, self._run_cv(counts))
+        # r0 is pred.point (evidence.py computes it with the same model): the draws' log-mean
         self._predictive_item(
             lambda rng, k: pred.draw(rng, k, r0),
             pred.describe(),
@@ -300,9 +305,10 @@ class EvidenceDraws:
         r0 = m.point[m.rate_row]
         prior = exponent_prior([(c, self.ev.throughput(c).value) for c in counts], n)
         run_cv = self._run_cv(counts)
-        # the prior's exponent spread, and at any count a run's own spread and the model
-        # discrepancy (Student-t, as for a fit with no residual degrees of freedom)
-        spread, dof = math.hypot(run_cv, PRIOR.discrepancy_scale), PRIOR.discrepancy_dof
+        # the prior's exponent spread, and at any count a run's own spread and the prior's
+        # discrepancy (Student-t; its own constants, calibrated with the exponent spreads)
+        spread = math.hypot(run_cv, PRIOR.prior_discrepancy_scale)
+        dof = PRIOR.prior_discrepancy_dof
         log_ratio = math.log(n / prior.anchor)
         mu, sig, fixed = prior.mu, prior.sigma, prior.fixed
 
@@ -312,13 +318,15 @@ class EvidenceDraws:
             else:
                 alpha = 1 - np.exp(mu + sig * rng.standard_normal(k))
             x = prior.anchor_rate * np.exp(alpha * log_ratio)
-            x *= r0 / prior.point  # centred on the engine's value (the prior median)
+            # × 1: the engine's value r0 is prior.point, this model's exp(E[ln X]) (mean α)
+            x *= r0 / prior.point
             return x * np.exp(spread * rng.standard_t(dof, k))
 
         self._predictive_item(
             sample,
             prior.describe()
-            + f" × Student-t spread {spread:.3g}, ν {dof:g} (run spread and model discrepancy)",
+            + f" × Student-t spread {spread:.3g}, ν {dof:g} (run spread and the prior's "
+            "discrepancy)",
             "published scaling prior (P10–P90)"
             if fixed is None
             else "the two measured counts' power law",
@@ -331,7 +339,7 @@ class EvidenceDraws:
                     row_id="scaling:exponent",
                     label=f"scaling exponent α from {prior.anchor} to {n} instances",
                     unit=None,
-                    point=prior.median_exponent,
+                    point=prior.mean_exponent,
                     low=a_lo,
                     high=a_hi,
                     basis="published scaling prior P10–P90 (linear α = 1 is its upper bound)",

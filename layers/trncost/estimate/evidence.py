@@ -268,11 +268,17 @@ class Evidence(TrialReadings):
 
         with, beside it, the rows "stdev / mean of steady samples" (its CV [unitless]) and
         "Σ quality-meeting work / Σ end-to-end wall seconds" (the trials' effective
-        throughput). A fit: the BIC-weighted geometric mean of linear, Amdahl and USL at
-        `count` (estimate/scaling.py). The prior, with one or two measured counts:
-        X(n) = X(n₀)·(n/n₀)^α at the prior's median α, or, between two measured counts, their
-        own exponent ln(X(n₂)/X(n₁)) / ln(n₂/n₁) (estimate/scaling_prior.py). Past the
-        largest measured count the estimate warns `extrapolated_scale`.
+        throughput). Away from the measured counts the value is the point of the same model
+        the range draws from: exp(E[ln X]), the posterior mean on the log scale throughput is
+        modelled on (so it lies inside the range's P10–P90; DESIGN.md, principle 10). A fit
+        (estimate/scaling_predictive.py): the BIC-weighted geometric mean X̂(n) of linear,
+        Amdahl and USL at `count` between the measured counts, and past them
+        exp((1 − w)·ln X̂(n) + w·(ln X(n₀) + E[α]·ln(n/n₀))), E[α] = 1 − exp(μ + σ²/2), the
+        fit's share blended with the local power law of the two nearest measured counts. The
+        prior, with one or two measured counts: throughput(n=n₀) × (n / n₀)^α at the prior's
+        mean α, E[α] = 1 − exp(μ + σ²/2), or, between two measured counts, their own exponent
+        ln(X(n₂)/X(n₁)) / ln(n₂/n₁) (estimate/scaling_prior.py). Past the largest measured
+        count the estimate warns `extrapolated_scale`.
 
         Parameters
         ----------
@@ -305,11 +311,11 @@ class Evidence(TrialReadings):
         led, unit = self.ledger, self.workload.target.unit
         rates = {m: self._rate_at(m) for m in counts}
         prior = exponent_prior([(m, r.value) for m, r in rates.items()], count)
-        alpha = prior.median_exponent
+        alpha = prior.mean_exponent
         if prior.fixed is None:
             exponent_row = led.row(
                 "scaling:exponent",
-                "scaling exponent α (published prior median; 1 = linear)",
+                "scaling exponent α (published prior mean, the point value's; 1 = linear)",
                 alpha,
                 None,
                 PublishedReference(
@@ -333,8 +339,8 @@ class Evidence(TrialReadings):
             f"no trial at {count} instances (measured: {measured}); throughput scaled from "
             f"{prior.anchor} by (n/{prior.anchor})^α with α = {alpha:.3g} "
             + (
-                "(the published scaling prior's median: linear scaling, α = 1, is its upper "
-                "bound; run a trial at ≥ 3 counts for a fit)"
+                "(the published scaling prior's mean, E[α] = 1 − exp(μ + σ²/2): linear "
+                "scaling, α = 1, is its upper bound; run a trial at ≥ 3 counts for a fit)"
                 if prior.fixed is None
                 else "(the exponent measured between the two counts)"
             ),
@@ -381,7 +387,7 @@ class Evidence(TrialReadings):
         from trncost.estimate.scaling import fit_scaling, noise_per_count  # numpy: on demand
 
         noise = noise_per_count(
-            [self.spread_at(m) for m in counts], [len(self._used_at(m)) for m in counts]
+            [self.spread_at(m) for m in counts], [len(self._used_at(m)) for m in counts], counts
         )
         self._fit = fit_scaling(
             [(m, r.value) for m, r in rates], [r.row_id for _, r in rates], noise
@@ -411,6 +417,13 @@ class Evidence(TrialReadings):
         return math.sqrt(var) / mean if mean > 0 else None
 
     def _fitted(self, count: int, counts: list[int]) -> Measured[float]:
+        from trncost.estimate.scaling_predictive import (
+            LOCAL_POINT_FORMULA,
+            local_prior,
+            predictive_point,
+        )
+        from trncost.estimate.scaling_prior import PRIOR
+
         led, unit = self.ledger, self.workload.target.unit
         fit = self.scaling_fit()
         p = fit.parameters
@@ -443,15 +456,31 @@ class Evidence(TrialReadings):
                 f"{count} instances is beyond the largest measured count ({max(counts)}): the "
                 "scaling fit reaches past its evidence",
             )
-        value = fit.predict(count)
-        row = led.derived(
-            f"throughput:n={count}",
-            f"throughput at {count} instances (scaling fit: {_weights(fit)})",
-            value,
-            f"{unit}/s",
-            f"BIC-weighted geometric mean of linear, Amdahl and USL at n={count} ({_weights(fit)})",
-            param_rows,
-        )
+        value = predictive_point(fit, count)
+        local = local_prior(fit, count)
+        if local is None:
+            row = led.derived(
+                f"throughput:n={count}",
+                f"throughput at {count} instances (scaling fit: {_weights(fit)})",
+                value,
+                f"{unit}/s",
+                f"BIC-weighted geometric mean of linear, Amdahl and USL at n={count} "
+                f"({_weights(fit)})",
+                param_rows,
+            )
+        else:
+            anchors = [pt.row_id for pt in fit.points if pt.count in dict(local.measured)]
+            row = led.derived(
+                f"throughput:n={count}",
+                f"throughput at {count} instances (scaling fit: {_weights(fit)}; "
+                f"{PRIOR.local_weight:.0%} local power law from {local.anchor})",
+                value,
+                f"{unit}/s",
+                f"{LOCAL_POINT_FORMULA}: X̂ the BIC-weighted geometric mean of linear, Amdahl "
+                f"and USL at n={count} ({_weights(fit)}), w = {PRIOR.local_weight:g}, n₀ = "
+                f"{local.anchor} (the local power law of the two nearest measured counts)",
+                [*param_rows, *anchors],
+            )
         return Measured(value, row)
 
     def rates_by_trial(self, count: int) -> list[float]:

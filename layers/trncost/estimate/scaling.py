@@ -31,14 +31,14 @@ over-prediction where AIC takes off a third; `make calibrate` gives the same err
 Uncertainty. A parametric bootstrap: B replicates of the measured throughputs perturbed by their
 noise, Xᵢ* = Xᵢ·exp(sᵢ·Z), each refitted with the three models and the BIC winner kept
 (bootstrap model selection, Buckland, Burnham & Augustin 1997): parameter and model-form
-uncertainty in one set of curves, which fan out away from the measured counts. Each draw gets a
-further Student-t spread (FitPredictive): the model discrepancy (the true curve is none of the
-three; a published Scaled-Inv-χ² prior updated with the fit's own residuals), a run's own
-spread, and τ per doubling to the nearest measured count (τ_in between measured counts, τ_out
-past them); past the measured counts half the draws come from the local power law of the two
-nearest counts with the published exponent prior. s_floor, the discrepancy prior and τ come from
-published multi-scale results (estimate/data/scaling_prior.json, fitted and tuned by
-`python benchmarks/calibrate.py --fit-priors` on the tuning rounds).
+uncertainty in one set of curves, which fan out away from the measured counts. The predictive
+at one count, and its point value (the draws' geometric mean), are in estimate/
+scaling_predictive.py: the curves × a Student-t spread (the model discrepancy, `discrepancy`: the
+true curve is none of the three; a run's own spread; τ per doubling to the nearest measured
+count), past the measured counts a share from the local power law. Each count's noise sᵢ has a
+floor s_floor, and a single instance more (`noise_per_count`). s_floor, s₁, the discrepancy
+prior and τ come from published multi-scale results (estimate/data/scaling_prior.json, fitted
+and tuned by `python benchmarks/calibrate.py --fit-priors` on the tuning rounds).
 
 Fewer than 3 counts: see estimate/scaling_prior.py (a published prior over the scaling exponent,
 linear its upper bound).
@@ -63,14 +63,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
 from trncost.errors import DomainError
 from trncost.estimate.evidence import MIN_FIT_COUNTS  # defined once, with the evidence
-from trncost.estimate.scaling_prior import PRIOR, ExponentPrior, distance_doublings, exponent_prior
+from trncost.estimate.scaling_prior import PRIOR
 from trncost.model.analysis import ScalingFit, ScalingParameters, ScalingPoint
 
 FloatArray = NDArray[np.float64]
@@ -173,12 +172,19 @@ class Bootstrap:
         return {m: self.chosen.count(m) / len(self.chosen) for m in MODELS}
 
 
-def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[float]:
+def noise_per_count(
+    cvs: Sequence[float | None], trials: Sequence[int], counts: Sequence[int] | None = None
+) -> list[float]:
     """Each count's relative noise for the fit::
 
-        sᵢ = √(cvᵢ²/kᵢ + s_floor²)
+        sᵢ = √(cvᵢ²/kᵢ + s_floor² + s₁²·[nᵢ = 1])
 
-    a count without a measured spread taking the others' RMS cv (0 when none is measured).
+    a count without a measured spread taking the others' RMS cv (0 when none is measured). s₁
+    (the single-instance noise) is added at one instance only: one instance's collectives stay
+    on its own links (NeuronLink, NVLink), from two instances on they cross the network (EFA,
+    InfiniBand), so a single instance lies on another curve than the rest and the fit weighs
+    it less (tuned on published multi-scale results: it cut the leave-one-out and the
+    extrapolation interval scores in forward chaining, benchmarks/calibrate.py).
 
     Parameters
     ----------
@@ -186,6 +192,8 @@ def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[
         Each count's throughput spread cvᵢ (`Evidence.spread_at`) [unitless].
     trials : Sequence[int]
         Each count's number of trials kᵢ [trials].
+    counts : Sequence[int] or None
+        Each count nᵢ [instances] (None: no single-instance term).
 
     Returns
     -------
@@ -194,14 +202,20 @@ def noise_per_count(cvs: Sequence[float | None], trials: Sequence[int]) -> list[
 
     References
     ----------
-    estimate/data/scaling_prior.json (`model_floor`, s_floor); DESIGN.md, principle 9.
+    estimate/data/scaling_prior.json (`model_floor`, s_floor; `single_instance_noise`, s₁);
+    DESIGN.md, principle 9.
     """
     known = [c for c in cvs if c is not None]
     typical = float(np.sqrt(np.mean(np.square(known)))) if known else 0.0
-    floor = PRIOR.model_floor
+    floor, single = PRIOR.model_floor, PRIOR.single_instance_noise
+    at = list(counts) if counts is not None else [0] * len(cvs)
     return [
-        math.sqrt(((c if c is not None else typical) ** 2) / max(k, 1) + floor**2)
-        for c, k in zip(cvs, trials, strict=True)
+        math.sqrt(
+            ((c if c is not None else typical) ** 2) / max(k, 1)
+            + floor**2
+            + (single**2 if n == 1 else 0.0)
+        )
+        for c, k, n in zip(cvs, trials, at, strict=True)
     ]
 
 
@@ -385,182 +399,3 @@ def bootstrap(fit: ScalingFit, replicates: int = REPLICATES, extra: float = 0.0)
         n_min=int(n[0]),
         n_max=int(n[-1]),
     )
-
-
-@dataclass(frozen=True)
-class FitPredictive:
-    """The throughput at one count from a ≥ 3-count fit (see the module doc, "Uncertainty"):
-    the bootstrap curves there × a heavy-tailed discrepancy (Student-t: the true curve is none
-    of the three, at a measured count too), a run's own spread and τ per doubling past the
-    measured counts; past them, a share of the draws comes from the local power law instead."""
-
-    fit: ScalingFit
-    boot: Bootstrap
-    count: int
-    run_cv: float
-
-    @property
-    def doublings(self) -> float:
-        """How far the count lies outside the measured range [doublings] (0 inside)."""
-        return distance_doublings(self.count, self.boot.n_min, self.boot.n_max)
-
-    @property
-    def nearest_doublings(self) -> float:
-        """Distance to the nearest measured count [doublings]: the distance the fit's form is
-        trusted over (between 1 and 64 instances, 8 is 3 doublings from either; past the
-        range it is `doublings`)."""
-        return min(abs(math.log2(self.count / p.count)) for p in self.fit.points)
-
-    @cached_property
-    def discrepancy(self) -> tuple[float, float]:
-        """(scale s [unitless], degrees of freedom ν [unitless]) of the model discrepancy
-        (see `discrepancy`)."""
-        return discrepancy(self.fit)
-
-    @property
-    def tau(self) -> float:
-        """Log spread per doubling to the nearest measured count [1/doublings]: τ_in between
-        measured counts (a wide gap is a stretch the fit's form is not checked on), τ_out
-        past them (the curve is checked on one side only). Two constants, tuned apart
-        (benchmarks/calibrate.py)."""
-        return PRIOR.extrapolation_tau if self.doublings > 0 else PRIOR.interpolation_tau
-
-    @property
-    def extra_sd(self) -> float:
-        """Scale of the spread added to every fit draw [unitless]: the discrepancy s, a
-        run's own cv and τ per doubling to the nearest measured count,
-        √(s² + cv² + (τ × doublings)²)."""
-        s, _ = self.discrepancy
-        return math.sqrt(s**2 + self.run_cv**2 + (self.tau * self.nearest_doublings) ** 2)
-
-    @cached_property
-    def curves(self) -> FloatArray:
-        """The bootstrap curves' throughputs at the count [target units/s]."""
-        return self.boot.at(float(self.count))
-
-    @cached_property
-    def local(self) -> ExponentPrior | None:
-        """Past the measured counts: the power law from the two nearest measured counts with
-        the published prior on its exponent (estimate/scaling_prior.py). None inside."""
-        if self.doublings <= 0 or PRIOR.local_weight <= 0:
-            return None
-        pts = sorted((p.count, p.throughput) for p in self.fit.points)
-        near = pts[-2:] if self.count > pts[-1][0] else pts[:2]
-        return exponent_prior(near, self.count)
-
-    def _local_draw(self, rng: np.random.Generator, k: int, local: ExponentPrior) -> FloatArray:
-        s, nu = self.discrepancy
-        alpha = 1 - np.exp(local.mu + local.sigma * rng.standard_normal(k))
-        x = local.anchor_rate * np.exp(alpha * math.log(self.count / local.anchor))
-        return x * np.exp(math.hypot(self.run_cv, s) * rng.standard_t(nu, k))
-
-    def draw(self, rng: np.random.Generator, k: int, point: float) -> FloatArray:
-        """k draws of the throughput at the count::
-
-            X = curve × (point / median curve) × exp(extra_sd × t_ν)
-
-        with `curve` a bootstrap curve drawn at random; past the measured counts, a share
-        (the priors file's `local_weight`) drawn from the local power law instead, anchored at
-        its measured count (X(n₀)·(n/n₀)^α × exp(√(cv² + s²) × t_ν)).
-
-        Parameters
-        ----------
-        rng : np.random.Generator
-            The Monte Carlo's generator.
-        k : int
-            Draws [draws].
-        point : float
-            The engine's value at the count [target units/s]: the median of the fit's share.
-
-        Returns
-        -------
-        FloatArray
-            k throughputs [target units/s].
-        """
-        centre = point / float(np.median(self.curves))
-        _, nu = self.discrepancy
-        pick = self.curves[rng.integers(0, self.curves.size, k)] * centre
-        out = pick * np.exp(self.extra_sd * rng.standard_t(nu, k))
-        local = self.local
-        if local is not None:
-            use = rng.random(k) < PRIOR.local_weight
-            out[use] = self._local_draw(rng, int(use.sum()), local)
-        return out
-
-    def describe(self) -> str:
-        """The draw's distribution in words, for the range's basis.
-
-        Returns
-        -------
-        str
-            The bootstrap (replicates, models chosen), the Student-t spread and its parts, and
-            the local power law's share past the measured counts.
-        """
-        shares = ", ".join(
-            f"{m} {v:.0%}"
-            for m, v in sorted(self.boot.model_shares().items(), key=lambda t: -t[1])
-            if v > 0
-        )
-        s, nu = self.discrepancy
-        text = (
-            f"bootstrap of the {len(self.fit.points)}-count fit ({REPLICATES} replicate curves; "
-            f"models chosen: {shares}) × Student-t spread, scale {self.extra_sd:.3g}, ν {nu:.3g} "
-            f"(model discrepancy {s:.3g}"
-            + (f", run spread {self.run_cv:.3g}" if self.run_cv > 0 else "")
-            + (
-                f", τ {self.tau:g} × {self.nearest_doublings:.2g} doublings to "
-                "the nearest measured count"
-                if self.nearest_doublings > 0
-                else ""
-            )
-            + ")"
-        )
-        local = self.local
-        if local is not None:
-            text += (
-                f"; {PRIOR.local_weight:.0%} of the draws from the local power law: "
-                + local.describe()
-            )
-        return text
-
-    def model_range(self) -> tuple[float, float]:
-        """The model-form swing at the count: the lowest and highest of the three fitted
-        families' predictions and, past the measured counts, the local power law's.
-
-        Returns
-        -------
-        tuple[float, float]
-            (lowest, highest) [target units/s].
-        """
-        values = [
-            float(_predict(np.array(_coef(getattr(self.fit, m))), float(self.count)))
-            for m in MODELS
-        ]
-        if self.local is not None:
-            values.append(self.local.point)
-        return float(min(values)), float(max(values))
-
-    def parameter_range(self, point: float) -> tuple[float, float]:
-        """P10 and P90 of the bootstrap curves at the count, centred on `point`, widened to
-        include it.
-
-        Parameters
-        ----------
-        point : float
-            The engine's value at the count [target units/s].
-
-        Returns
-        -------
-        tuple[float, float]
-            (P10, P90) [target units/s].
-        """
-        centre = point / float(np.median(self.curves))
-        lo, hi = np.percentile(self.curves * centre, [10, 90])
-        return float(min(lo, point)), float(max(hi, point))
-
-
-def _coef(p: ScalingParameters | None) -> list[float]:
-    if p is None:
-        return [1.0, 0.0, 0.0]
-    a = 1 / p.lam
-    return [a, p.sigma * a, p.kappa * a]

@@ -7,7 +7,14 @@ With fewer than 3 counts trncost scales from the nearest measured count n₀ by 
     X(n) = X(n₀) · (n / n₀)^α,        1 − α ~ LogNormal(μ, s)
 
 α is the scaling exponent (1 = linear). 1 − α is log-normal, so α < 1 always: linear is the
-prior's upper bound and never its centre. With 2 counts their measured exponent α₁₂ informs the
+prior's upper bound and never its centre. The model is on the log scale, ln X(n) = ln X(n₀) +
+α·ln(n/n₀) (+ a zero-mean spread, estimate/draws.py), so its point value — the posterior mean
+in the model's own scale, exp(E[ln X]) — is the power law at the MEAN exponent
+
+    E[α] = 1 − exp(μ + s²/2)
+
+(the log-normal's mean), below the median exponent 1 − exp(μ): the point and the range's draws
+are one model (DESIGN.md, principle 10). With 2 counts their measured exponent α₁₂ informs the
 exponent beyond them: ln(1 − α) ~ N(a + b·ln(1 − α₁₂), s₂) (efficiency keeps falling with scale,
 and series that scaled well so far tend to keep scaling better); between the two counts the
 measured power law is used. The constants, and the sources they were fitted on, are in
@@ -51,6 +58,13 @@ class ScalingPrior:
     # the bootstrap's noise: each count's own, and this share of the discrepancy scale s
     # (added in quadrature; 0: the counts' noise alone)
     bootstrap_discrepancy: float
+    # s₁: relative noise added (in quadrature) to a single instance's count in a fit — one
+    # instance's collectives stay on its own links; from two on they cross the network
+    single_instance_noise: float
+    # the Student-t spread of the prior's draws at any count (1–2 measured counts: a run's own
+    # spread and this scale, ν this; kept apart from the fit's discrepancy prior above)
+    prior_discrepancy_scale: float
+    prior_discrepancy_dof: float
     one_count_mu: float  # ln(1 − α) ~ N(μ, s) with one measured count
     one_count_sigma: float
     two_count_intercept: float  # ln(1 − α) ~ N(a + b·ln(1 − α₁₂), s₂) with two
@@ -63,6 +77,12 @@ class ScalingPrior:
     def median_exponent(self) -> float:
         """α's median with one measured count, 1 − exp(μ) [unitless]."""
         return 1 - math.exp(self.one_count_mu)
+
+    @property
+    def mean_exponent(self) -> float:
+        """α's mean with one measured count, 1 − exp(μ + σ²/2) [unitless]: the exponent of
+        the point value."""
+        return 1 - math.exp(self.one_count_mu + self.one_count_sigma**2 / 2)
 
 
 @cache
@@ -83,6 +103,9 @@ def load() -> ScalingPrior:
         discrepancy_dof=float(d["discrepancy"]["dof"]),
         local_weight=float(d["local_weight"]),
         bootstrap_discrepancy=float(d.get("bootstrap_discrepancy", 0.0)),
+        single_instance_noise=float(d.get("single_instance_noise", 0.0)),
+        prior_discrepancy_scale=float(d["prior_discrepancy"]["scale"]),
+        prior_discrepancy_dof=float(d["prior_discrepancy"]["dof"]),
         one_count_mu=float(d["one_count"]["mu"]),
         one_count_sigma=float(d["one_count"]["sigma"]),
         two_count_intercept=float(d["two_count"]["intercept"]),
@@ -140,6 +163,14 @@ class ExponentPrior:
         """α's median [unitless]: the fixed exponent, else 1 − exp(μ)."""
         return self.fixed if self.fixed is not None else 1 - math.exp(self.mu)
 
+    @property
+    def mean_exponent(self) -> float:
+        """α's mean [unitless]: the fixed exponent, else 1 − exp(μ + σ²/2) (the mean of the
+        log-normal 1 − α). ln X is linear in α, so the point value uses it."""
+        if self.fixed is not None:
+            return self.fixed
+        return 1 - math.exp(self.mu + self.sigma**2 / 2)
+
     def rate(self, exponent: float) -> float:
         """X(n₀)·(count / n₀)^α at α = `exponent`.
 
@@ -157,8 +188,9 @@ class ExponentPrior:
 
     @property
     def point(self) -> float:
-        """The throughput at `count` at the median exponent [target units/s]."""
-        return self.rate(self.median_exponent)
+        """The throughput at `count` at the mean exponent, X(n₀)·(count/n₀)^E[α]: exp(E[ln X])
+        of the prior's draws, the posterior mean in the model's log scale [target units/s]."""
+        return self.rate(self.mean_exponent)
 
     def exponent_quantile(self, z: float) -> float:
         """α at the standard-normal quantile z of ln(1 − α) (a higher z: more loss)::
@@ -180,7 +212,7 @@ class ExponentPrior:
         return 1 - math.exp(self.mu + self.sigma * z)
 
     def describe(self) -> str:
-        """The prior in words (formula, μ, σ, α's median and P10–P90), for the input table.
+        """The prior in words (formula, μ, σ, α's mean, median and P10–P90), for the input table.
 
         Returns
         -------
@@ -196,8 +228,8 @@ class ExponentPrior:
         return (
             f"published scaling prior from {self.anchor} instances: X(n) = X({self.anchor})·"
             f"(n/{self.anchor})^α, 1 − α ~ LogNormal(μ {self.mu:.3g}, σ {self.sigma:.3g}); "
-            f"α median {self.median_exponent:.3g}, P10–P90 {lo:.3g}–{hi:.3g} (linear = 1 is "
-            "the upper bound)"
+            f"α mean {self.mean_exponent:.3g} (the point value's), median "
+            f"{self.median_exponent:.3g}, P10–P90 {lo:.3g}–{hi:.3g} (linear = 1 is the upper bound)"
         )
 
 
@@ -205,6 +237,7 @@ def exponent_prior(measured: list[tuple[int, float]], count: int) -> ExponentPri
     """The throughput prior at `count` from one or two measured counts::
 
         one count n₀:   X(n) = X(n₀)·(n/n₀)^α,  ln(1 − α) ~ N(μ₁, σ₁)
+        point:          X(n₀)·(n/n₀)^E[α],      E[α] = 1 − exp(μ + σ²/2)
         two counts:     α₁₂ = ln(X(n₂)/X(n₁)) / ln(n₂/n₁);
                         between them α = α₁₂ (fixed), else from the nearer count
                         ln(1 − α) ~ N(a + b·ln(max(1 − α₁₂, 0.01)), σ₂)
