@@ -21,7 +21,7 @@ def test_a_dry_run_of_a_log_and_a_compile_report_prints_one_trial(capsys) -> Non
     assert out["recorded"] is False
     assert [f["format"] for f in out["files"]] == ["nemo", None]
     assert out["trial"]["wall"]["compile_s"] == 431.8805
-    assert out["trial"]["work"]["done"] == 256.0
+    assert out["trial"]["work"]["done"] == 24320.0  # the bar's consumed samples, from 0
     assert {"work.done", "wall.compile_s"} <= set(out["measured"])
     assert out["trial"]["notes"][0].startswith("dry run against a stand-in workload")
 

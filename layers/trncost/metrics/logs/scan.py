@@ -7,10 +7,18 @@ holding one are decoded and parsed in Python. Line numbers come from counting ne
 
 Detection: until a training format has yielded a step, every format parses the candidate
 lines into a scratch counter; the first chunk where one does decides (the most steps, then
-the more specific format), and that chunk is parsed again for real. Companion formats (the
-Neuron compiler's lines) are always read beside the chosen one. From then on the other
-training formats' step lines (their `step_keys`) are only counted: a file with mixed formats
-is read in its main format, the rest reported as lines of other formats.
+the more specific format; a `fallback` format only when no other has a step), and that chunk
+is parsed again for real. Companion formats (the Neuron compiler's lines) are always read
+beside the chosen one. From then on the other training formats' step lines (their
+`step_keys`) are only counted: a file with mixed formats is read in its main format, the rest
+reported as lines of other formats.
+
+Every candidate line is cleaned first (`metrics.logs.text.clean`: ANSI colours, CloudWatch's
+`#015`/`#033` escapes, launcher prefixes) and split at carriage returns; a file whose lines
+carry rank prefixes is read in the first rank it shows (the other ranks' copies are skipped,
+with the reason). A record a terminal hard-wrapped (`LogFormat.continued`) is joined with the
+lines that carry on with it. The bulk path (one regex over the buffer) is taken only for a
+chunk with none of these shapes in it.
 """
 
 from __future__ import annotations
@@ -23,12 +31,27 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from trncost.errors import LogFormatError
-from trncost.metrics.logs.base import EventKind, LogFormat, Step
+from trncost.metrics.logs.base import EventKind, LogFormat, Sink, Step
+from trncost.metrics.logs.text import clean, split_refreshes
 from trncost.metrics.logs.timeline import Timeline
 
 CHUNK_BYTES = 8 * 2**20
 MAX_DOCUMENT_BYTES = 64 * 2**20  # a JSON document larger than this is read as lines
 MAX_PENDING = 50_000  # log events kept until the format is known
+MAX_JOINED = 3  # physical lines joined to a hard-wrapped record
+# a chunk holding one of these is read line by line (cleaned), never by the bulk path
+DIRTY = (b"\r", b"\x1b", b"#015", b"#033", b"]<std", b"[default", b"[rank", b"stdout: ")
+NOT_PARSED = "holds the format's keywords but is not one of its lines"
+# events that show a training run (a summary, a final loss or rate) count like steps
+_TRAINING_EVENTS = frozenset(
+    {
+        EventKind.runtime,
+        EventKind.samples_per_second,
+        EventKind.loss,
+        EventKind.throughput,
+        EventKind.steps_done,
+    }
+)
 
 
 @dataclass
@@ -69,13 +92,17 @@ class _Counter:
         self.steps = 0  # steps, and run summaries (a Trainer's train_runtime line)
 
     def step(self, s: Step) -> None:
-        self.steps += 1
+        if s.evidence:
+            self.steps += 1
 
     def event(self, kind: EventKind, line: int, **_: Any) -> None:
-        if kind in (EventKind.runtime, EventKind.samples_per_second):
+        if kind in _TRAINING_EVENTS:
             self.steps += 1
 
     def reject(self, line: int, why: str) -> None:
+        return None
+
+    def skip(self, line: int, why: str) -> None:
         return None
 
 
@@ -96,6 +123,41 @@ class _Timed:
 
     def reject(self, line: int, why: str) -> None:
         self.inner.reject(line, why)
+
+    def skip(self, line: int, why: str) -> None:
+        self.inner.skip(line, why)
+
+
+class _Ranks:
+    """Which launcher rank a file is read in: the first its prefixed lines show."""
+
+    def __init__(self) -> None:
+        self.rank: int | None = None
+
+    def other(self, rank: int | None) -> bool:
+        if rank is None:
+            return False
+        if self.rank is None:
+            self.rank = rank
+        return rank != self.rank
+
+
+def parse_parts(fmt: LogFormat, text: str, number: int, sink: Sink) -> bool:
+    """Each carriage-return part of a cleaned line through `fmt`; True if one was its."""
+    found = False
+    for part in split_refreshes(text):
+        found = fmt.parse(part, number, sink) or found
+    return found
+
+
+def parse_line(fmt: LogFormat, raw: str, number: int, sink: Sink, ranks: _Ranks) -> bool:
+    """One candidate line through `fmt`: cleaned, another rank's copy skipped, each carriage-
+    return part parsed. True when the line was the format's (or another rank's copy of it)."""
+    rank, text = clean(raw)
+    if ranks.other(rank):
+        sink.skip(number, f"rank {rank}'s copy of the output (rank {ranks.rank} is read)")
+        return True
+    return parse_parts(fmt, text, number, sink)
 
 
 def _line_starts(keys: tuple[bytes, ...], buf: bytes) -> list[int]:
@@ -127,24 +189,32 @@ def _hits(fmt: LogFormat, buf: bytes, first_line: int) -> Iterator[tuple[int, st
         yield line, buf[start:end].decode("utf-8", "replace")
 
 
-def _read_chunk(fmt: LogFormat, buf: bytes, first_line: int, sink: Timeline, v: Verdict) -> None:
+def _read_chunk(
+    fmt: LogFormat, buf: bytes, first_line: int, sink: Timeline, v: Verdict, ranks: _Ranks
+) -> None:
     """Every line of `buf` that is `fmt`'s, in order: its bulk matches (one regex over the
-    buffer) merged with the other lines holding one of its keys."""
+    buffer, for a chunk with no escaped, coloured, prefixed or refreshed text) merged with the
+    other lines holding one of its keys; a hard-wrapped record joined with its continuation."""
     rfind, find, count = buf.rfind, buf.find, buf.count
     items: list[tuple[int, re.Match[bytes] | None]] = []
     handled: set[int] = set()
-    if fmt.bulk is not None:
+    bulk = fmt.bulk is not None and not any(d in buf for d in DIRTY)
+    if bulk:
+        assert fmt.bulk is not None
         for found in fmt.bulk.finditer(buf):
             start = rfind(b"\n", 0, found.start()) + 1
             if start not in handled:
                 handled.add(start)
                 items.append((start, found))
-    keys = fmt.bulk_keys if fmt.bulk is not None and fmt.bulk_keys is not None else fmt.keys
+    keys = fmt.bulk_keys if bulk and fmt.bulk_keys is not None else fmt.keys
     items += [(start, None) for start in _line_starts(keys, buf) if start not in handled]
     if handled:
         items.sort(key=lambda item: item[0])
     line, counted_to = first_line, 0
+    joined_to = -1  # the end of the last continuation line consumed
     for start, m in items:
+        if start <= joined_to:
+            continue
         line += count(b"\n", counted_to, start)
         counted_to = start
         v.candidate_lines += 1
@@ -153,9 +223,43 @@ def _read_chunk(fmt: LogFormat, buf: bytes, first_line: int, sink: Timeline, v: 
             v.matched_lines += 1
             continue
         end = find(b"\n", start)
-        text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "replace")
-        if fmt.parse(text, line, sink):
+        end = end if end >= 0 else len(buf)
+        rank, text = clean(buf[start:end].decode("utf-8", "replace"))
+        if ranks.other(rank):
+            sink.skip(line, f"rank {rank}'s copy of the output (rank {ranks.rank} is read)")
             v.matched_lines += 1
+            continue
+        if fmt.continued(text):
+            text, joined_to = _join(fmt, buf, end, text, ranks)
+        if parse_parts(fmt, text, line, sink):
+            v.matched_lines += 1
+        else:
+            sink.skip(line, NOT_PARSED)
+
+
+def _join(fmt: LogFormat, buf: bytes, end: int, text: str, ranks: _Ranks) -> tuple[str, int]:
+    """`text` (a record cut by a hard wrap) with the lines that carry on with it, and where
+    the last of them ends. Another rank's line in between is passed over."""
+    find = buf.find
+    joined_to = -1
+    taken = 0
+    pos = end
+    while taken < MAX_JOINED and pos < len(buf):
+        nxt_start = pos + 1
+        nxt_end = find(b"\n", nxt_start)
+        nxt_end = nxt_end if nxt_end >= 0 else len(buf)
+        rank, nxt = clean(buf[nxt_start:nxt_end].decode("utf-8", "replace"))
+        pos = nxt_end
+        if rank is not None and ranks.rank is not None and rank != ranks.rank:
+            continue
+        if not nxt.strip() or fmt.starts_record(nxt):
+            break
+        text += nxt
+        joined_to = nxt_start
+        taken += 1
+        if not fmt.continued(text):
+            break
+    return text, joined_to
 
 
 def _holds(keys: tuple[bytes, ...], raw: bytes) -> bool:
@@ -195,7 +299,7 @@ class Reader:
                 continue
             fmt = cls()
             if fmt.matches_document(doc):
-                self.timeline.use(name, fmt.name)
+                self.timeline.use(name, fmt.name, companion=not fmt.training)
                 used = fmt.parse_document(doc, self.timeline)
                 return FileResult(
                     file=name,
@@ -265,15 +369,16 @@ class Reader:
         training, companions = self._candidates()
         verdicts = {f.name: Verdict(f.name) for f in (*training, *companions)}
         chosen: LogFormat | None = None
+        ranks = _Ranks()
         lines = 0
         for buf in chunks:
             first_line = lines + 1
             for comp in companions:
-                tl.use(name, comp.name)
+                tl.use(name, comp.name, companion=True)
                 for number_, text in _hits(comp, buf, first_line):
                     v = verdicts[comp.name]
                     v.candidate_lines += 1
-                    if comp.parse(text, number_, tl):
+                    if parse_line(comp, text, number_, tl, ranks):
                         v.matched_lines += 1
             if chosen is None:
                 chosen = self._detect(training, verdicts, buf, first_line)
@@ -289,7 +394,7 @@ class Reader:
                 tl.use(name, chosen.name)
                 v = verdicts[chosen.name]
                 before = tl.steps_seen
-                _read_chunk(chosen, buf, first_line, tl, v)
+                _read_chunk(chosen, buf, first_line, tl, v, ranks)
                 v.steps += tl.steps_seen - before
             lines += buf.count(b"\n")
         return self._result(name, chosen, training, companions, verdicts, lines)
@@ -301,19 +406,21 @@ class Reader:
         buf: bytes,
         first_line: int,
     ) -> LogFormat | None:
-        best: tuple[int, int, LogFormat] | None = None
+        best: tuple[bool, int, int, LogFormat] | None = None
         for fmt in training:
             scratch = type(fmt)()
             counter = _Counter()
+            ranks = _Ranks()
             v = verdicts[fmt.name]
             for number_, text in _hits(scratch, buf, first_line):
                 v.candidate_lines += 1
-                if scratch.parse(text, number_, counter):
+                if parse_line(scratch, text, number_, counter, ranks):
                     v.matched_lines += 1
             v.steps += counter.steps
-            if counter.steps and (best is None or (counter.steps, fmt.priority) > best[:2]):
-                best = (counter.steps, fmt.priority, fmt)
-        return best[2] if best else None
+            score = (not fmt.fallback, counter.steps, fmt.priority)
+            if counter.steps and (best is None or score > best[:3]):
+                best = (*score, fmt)
+        return best[3] if best else None
 
     @staticmethod
     def _count_others(
@@ -381,75 +488,85 @@ class Reader:
         """Log events (epoch milliseconds, message), in order: each event's time stands for
         a line that prints none. Line numbers are event numbers in the stream (1-based).
         Events before the format is known are kept (up to MAX_PENDING) and read once it is."""
-        timed = _Timed(self.timeline)
-        training, companions = self._candidates()
-        verdicts = {f.name: Verdict(f.name) for f in (*training, *companions)}
-        scratch = {f.name: type(f)() for f in training}
-        counters = {f.name: _Counter() for f in training}
-        chosen: LogFormat | None = None
-        pending: list[tuple[int, int, str]] = []
-        count = 0
-        for count, (ms, message) in enumerate(events, start=1):
-            timed.at = ms / 1000
-            raw = message.encode("utf-8", "replace")
-            for comp in companions:
-                if _holds(comp.keys, raw):
-                    self.timeline.use(name, comp.name)
-                    verdicts[comp.name].candidate_lines += 1
-                    if comp.parse(message, count, timed):
-                        verdicts[comp.name].matched_lines += 1
-            if chosen is None:
-                chosen = self._detect_event(
-                    training, scratch, counters, verdicts, raw, message, count
-                )
-                if chosen is None:
-                    if len(pending) < MAX_PENDING:
-                        pending.append((count, ms, message))
-                    continue
-                verdicts[chosen.name] = Verdict(chosen.name)
-                for number_, at_ms, text in pending:
-                    timed.at = at_ms / 1000
-                    self._event(name, chosen, verdicts, number_, text, text.encode(), timed)
-                pending.clear()
-                timed.at = ms / 1000
-            self._event(name, chosen, verdicts, count, message, raw, timed)
-        return self._result(name, chosen, training, companions, verdicts, count)
+        reading = EventReading(self, name)
+        for ms, message in events:
+            reading.add(ms, message)
+        return reading.result()
 
-    def _event(
-        self,
-        name: str,
-        chosen: LogFormat,
-        verdicts: dict[str, Verdict],
-        number_: int,
-        message: str,
-        raw: bytes,
-        timed: _Timed,
-    ) -> None:
+
+class EventReading:
+    """One stream's log events read as they come (`Reader.read_events`, and the ingest's
+    running aggregate, which feeds it a batch at a time): bounded memory."""
+
+    def __init__(self, reader: Reader, name: str, first_number: int = 1) -> None:
+        self.reader = reader
+        self.name = name
+        self.timed = _Timed(reader.timeline)
+        self.training, self.companions = reader._candidates()
+        self.verdicts = {f.name: Verdict(f.name) for f in (*self.training, *self.companions)}
+        self.scratch = {f.name: type(f)() for f in self.training}
+        self.counters = {f.name: _Counter() for f in self.training}
+        self.chosen: LogFormat | None = None
+        self.pending: list[tuple[int, int, str]] = []
+        self.count = first_number - 1
+        self.ranks = _Ranks()
+
+    def add(self, ms: int, message: str) -> None:
+        self.count += 1
+        count = self.count
+        tl = self.reader.timeline
+        self.timed.at = ms / 1000
+        raw = message.encode("utf-8", "replace")
+        for comp in self.companions:
+            if _holds(comp.keys, raw):
+                tl.use(self.name, comp.name, companion=True)
+                self.verdicts[comp.name].candidate_lines += 1
+                if parse_line(comp, message, count, self.timed, self.ranks):
+                    self.verdicts[comp.name].matched_lines += 1
+        if self.chosen is None:
+            self.chosen = self._detect(raw, message, count)
+            if self.chosen is None:
+                if len(self.pending) < MAX_PENDING:
+                    self.pending.append((count, ms, message))
+                return
+            self.verdicts[self.chosen.name] = Verdict(self.chosen.name)
+            for number_, at_ms, text in self.pending:
+                self.timed.at = at_ms / 1000
+                self._event(number_, text, text.encode())
+            self.pending.clear()
+            self.timed.at = ms / 1000
+        self._event(count, message, raw)
+
+    def _event(self, number_: int, message: str, raw: bytes) -> None:
+        chosen = self.chosen
+        assert chosen is not None
         if not _holds(chosen.keys, raw):
             return
-        self.timeline.use(name, chosen.name)
-        v = verdicts[chosen.name]
+        tl = self.reader.timeline
+        tl.use(self.name, chosen.name)
+        v = self.verdicts[chosen.name]
         v.candidate_lines += 1
-        before = self.timeline.steps_seen
-        if chosen.parse(message, number_, timed):
+        before = tl.steps_seen
+        if parse_line(chosen, message, number_, self.timed, self.ranks):
             v.matched_lines += 1
-        v.steps += self.timeline.steps_seen - before
+        v.steps += tl.steps_seen - before
 
-    @staticmethod
-    def _detect_event(
-        training: list[LogFormat],
-        scratch: dict[str, LogFormat],
-        counters: dict[str, _Counter],
-        verdicts: dict[str, Verdict],
-        raw: bytes,
-        message: str,
-        count: int,
-    ) -> LogFormat | None:
-        for fmt in training:
-            s = scratch[fmt.name]
-            if _holds(s.keys, raw) and s.parse(message, count, counters[fmt.name]):
-                verdicts[fmt.name].candidate_lines += 1
-                verdicts[fmt.name].matched_lines += 1
-                if counters[fmt.name].steps:
-                    return fmt
-        return None
+    def _detect(self, raw: bytes, message: str, count: int) -> LogFormat | None:
+        """The first training format whose step this event is (a fallback format only when
+        no other format's keys are in the event)."""
+        found: LogFormat | None = None
+        for fmt in sorted(self.training, key=lambda f: (f.fallback, -f.priority)):
+            s = self.scratch[fmt.name]
+            if found is not None or not _holds(s.keys, raw):
+                continue
+            if parse_line(s, message, count, self.counters[fmt.name], _Ranks()):
+                self.verdicts[fmt.name].candidate_lines += 1
+                self.verdicts[fmt.name].matched_lines += 1
+                if self.counters[fmt.name].steps:
+                    found = fmt
+        return found
+
+    def result(self) -> FileResult:
+        return self.reader._result(
+            self.name, self.chosen, self.training, self.companions, self.verdicts, self.count
+        )

@@ -68,11 +68,19 @@ def log_sources(timeline: Timeline) -> dict[str, list[MeasuredIn]]:
 
 
 def inferred_status(timeline: Timeline, notes: list[str]) -> TrialStatus:
-    if timeline.ended:
+    """completed when the log shows the end (an end line, a summary, or a progress counter
+    that reached its total), failed when an error follows the last step, else stopped."""
+    completed = timeline.reading().figures.get("completed")
+    if timeline.ended or (completed is not None and completed.value is True):
+        if not timeline.ended and completed is not None:
+            notes.append(f"completed: {completed.rule}")
         return TrialStatus.completed
     if timeline.error_after_steps:
         notes.append("the log ends in an error after training started: recorded as failed")
         return TrialStatus.failed
+    if completed is not None and completed.value is False:
+        notes.append(f"{completed.rule}: recorded as stopped; give the status if you know it")
+        return TrialStatus.stopped
     notes.append(
         "the log does not show the end of training (cut short?): recorded as stopped; "
         "give the status if you know it"
