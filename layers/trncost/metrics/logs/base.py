@@ -139,6 +139,9 @@ class LogFormat:
     # turns one into observations. Lines it matched are not parsed again by `parse`.
     bulk: ClassVar[re.Pattern[bytes] | None] = None
     bulk_keys: ClassVar[tuple[bytes, ...] | None] = None  # the keys left beside `bulk`
+    # the format's lines `bulk` may not match (one more C regex over the buffer): those it
+    # did not are read line by line
+    bulk_rest: ClassVar[re.Pattern[bytes] | None] = None
 
     def parse_match(self, m: re.Match[bytes], prefix: bytes, number: int, sink: Sink) -> None:
         """Observations of one `bulk` match; `prefix`: its line before the match."""

@@ -115,7 +115,8 @@ def handle(  # noqa: C901 - one branch per event kind
         if tl.given_seq is None:
             tl.seq_length = value
     elif kind == EventKind.steps_total and value is not None and value != value:
-        st.total, st.total_reset = None, True  # NaN: a later epoch began, total unknown
+        st.total = st.total_at = None  # NaN: a later epoch began, the total is unknown
+        st.total_reset = True
     elif kind == EventKind.steps_total and value:
         st.total_line = st.seen(_count(value), file, fmt, line, text or "the planned steps")
     elif kind == EventKind.steps_done and value is not None:

@@ -54,6 +54,7 @@ _SPS = re.compile(r"samples\s*per\s*second:\s*([^ |`]+)")
 _THROUGHPUT = re.compile(r"\|\s*throughput:\s*([^ |`]+)")  # Neuron's reference: sequences/s
 _SEQLEN = re.compile(r"actual\s*seqlen:\s*(\d+)")
 _TAIL = re.compile(r":\s*[-+]?[\d.]+(?:[eE][-+]?\d+)?\s*`?\s*$")  # ends with `key: value`
+INF = float("inf")
 RULE = "Megatron's iteration line (iteration i/N, its interval's step time)"
 
 
@@ -132,28 +133,48 @@ class Megatron(LogFormat):
     keys = (b"iteration ", b" checkpoint", b"after training is done", b" .....")
     step_keys = (b"elapsed time per iteration",)
     bulk = _BULK
+    # beside the bulk regex: the rarer lines' keys, and any iteration line it did not match
+    bulk_keys = (b"validation loss at", b" checkpoint", b"after training is done", b" .....")
+    bulk_rest = re.compile(rb"iteration\s*\d+\s*/\s*\d+\s*\|")
     priority = 70
 
     def parse_match(self, m: re.Match[bytes], prefix: bytes, number_: int, sink: Sink) -> None:
         it, total, cs, ms, gbs, loss, nan, sps = m.groups()
-        seconds = _float(ms)
-        rate = _float(sps)
-        if seconds is not None:
-            seconds /= 1000
+        consumed: float | None
+        seconds: float | None
+        batch: float | None
+        value: float | None
+        rate: float | None
+        try:  # the common line: every number well formed, none negative
+            consumed, seconds, batch = float(cs), float(ms) / 1000, float(gbs)
+            value = float(loss) if nan == b"0" else float("nan") if float(nan) else float(loss)
+            rate = None if sps is None else float(sps)
+        except ValueError:
+            consumed = seconds = batch = value = rate = None
+        if consumed is None or seconds is None or consumed < 0 or not 0 <= seconds < INF:
+            raw = _float(ms)
+            consumed = duration(_float(cs), "consumed samples", number_, sink)
+            seconds = duration(None if raw is None else raw / 1000, "step time", number_, sink)
+            batch, rate = _float(gbs), _float(sps)
+            value = float("nan") if _float(nan) else _float(loss)
         sink.step(
             Step(
-                line=number_,
-                step=float(it),
-                total=float(total),
-                loss=float("nan") if _float(nan) else _float(loss),
-                consumed_samples=duration(_float(cs), "consumed samples", number_, sink),
-                step_time_s=duration(seconds, "step time", number_, sink),
-                global_batch=_float(gbs),
-                samples_per_s=rate,
-                at=_stamp(prefix) if prefix else None,
-                rate=rate,
-                rate_unit="samples/s" if rate is not None else None,
-                rule=RULE,
+                number_,
+                float(it),
+                value,
+                rate,
+                None,
+                seconds,
+                consumed,
+                batch,
+                _stamp(prefix) if prefix else None,
+                None,
+                None,
+                float(total),
+                rate,
+                "samples/s" if rate is not None else None,
+                False,
+                RULE,
             )
         )
 

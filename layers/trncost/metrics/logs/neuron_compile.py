@@ -59,15 +59,9 @@ class NeuronCompile(LogFormat):
         "neuron_parallel_compile's phase or its timed command), failed compiles, "
         "neuron_parallel_compile's trial run (its training output is not read)"
     )
-    keys = (
-        b"_WRAPPER||",
-        b"COMPILE||",
-        b"_CACHE||",
-        b"Compiler status ",
-        b"Compilation Successfully Completed",
-        b"real\t",
-        b"real ",
-    )
+    # the lines that say something (a tag's other lines — `Compile cache path`, the runtime's
+    # `||NRT||` — are frequent and say nothing here: not read, so not scanned for)
+    keys = (b"_WRAPPER||", b"COMPILE||", b"Compiler status ", b"real\t")
     step_keys = ()
     training = False
     priority = 10

@@ -28,10 +28,16 @@ as printed). The figures:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trncost.metrics.logs.lines import Lines
+
+if TYPE_CHECKING:
+    from trncost.metrics.logs.base import Step
+
+StepAt = tuple["Step", tuple[str, str]]  # a step line and its (file, format)
 
 FIGURES = (
     "steps_done",
@@ -115,10 +121,21 @@ class _Seen:
         )  # fmt: skip
 
 
+def _count(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
 class ReadingState:
     """The reading, kept up to date as observations arrive (bounded memory)."""
 
     def __init__(self) -> None:
+        # the last step line that printed each figure (set by the Timeline, per line)
+        self.step_at: StepAt | None = None
+        self.total_at: StepAt | None = None
+        self.rate_at: StepAt | None = None
+        self.elapsed_at: StepAt | None = None
+        self.batch_at: StepAt | None = None
+        self.loss_at: StepAt | None = None
         self.step: _Seen | None = None  # the last step counter printed
         self.total: _Seen | None = None
         self.total_line: _Seen | None = None  # a banner's planned total
@@ -149,6 +166,8 @@ class ReadingState:
         found = self.skipped.get((file, why))
         if found is None:
             found = self.skipped[(file, why)] = Lines()
+        elif found.ranges and found.ranges[-1][1] == line:
+            return  # another part of the same line (a carriage-return refresh)
         found.add(line)
 
     def compile_span(self, file: str, line: int, seconds: float) -> None:
@@ -173,6 +192,45 @@ class ReadingState:
             self.evals[key] = _Seen(seconds, file, fmt, line, "the evaluation's own seconds")
 
     # -- the result ---------------------------------------------------------------------------
+    def _resolve(self) -> None:
+        """The step lines' figures as _Seen (the last printed wins; an event's value wins
+        when its line is later)."""
+
+        def seen(at: StepAt | None, value: Any, unit: str | None = None) -> _Seen | None:
+            if at is None or value is None:
+                return None
+            s, (file, fmt) = at
+            return _Seen(value, file, fmt, s.line, s.rule or f"{fmt}'s step line", unit)
+
+        def later(a: _Seen | None, b: _Seen | None) -> _Seen | None:
+            if a is None or b is None:
+                return a or b
+            return b if (b.file, b.line) >= (a.file, a.line) else a
+
+        if self.step_at is not None:
+            s = self.step_at[0]
+            shown = s.shown if s.shown is not None else s.step
+            self.step = seen(self.step_at, None if shown is None else _count(shown))
+        if self.total_at is not None:
+            total = self.total_at[0].total
+            if total is not None and total != total:  # NaN: a later epoch, total unknown
+                self.total, self.total_reset = None, True
+            else:
+                self.total = seen(self.total_at, _count(total) if total is not None else None)
+        if self.rate_at is not None:
+            rate = self.rate_at[0].rate
+            if rate is not None and rate > 0 and math.isfinite(rate):
+                self.rate = later(seen(self.rate_at, rate, self.rate_at[0].rate_unit), self.rate)
+        if self.elapsed_at is not None:
+            self.bar_elapsed = seen(self.elapsed_at, self.elapsed_at[0].elapsed_s)
+        if self.batch_at is not None:
+            batch = self.batch_at[0].global_batch
+            self.batch = later(seen(self.batch_at, _count(batch) if batch else None), self.batch)
+        if self.loss_at is not None:
+            self.loss = seen(self.loss_at, self.loss_at[0].loss)
+        self.step_at = self.total_at = self.rate_at = None
+        self.elapsed_at = self.batch_at = self.loss_at = None
+
     def compile_seconds(self) -> Figure | None:
         """Per file: its compile phase's wall time, else the sum of its timed compiles; across
         files (nodes compiling in parallel) the longest: the critical path."""
@@ -204,6 +262,7 @@ class ReadingState:
         return Figure("compile_s", round(total, 6), rule, file, "neuron_compile", lines)
 
     def completed(self) -> Figure | None:
+        self._resolve()
         if self.end is not None:
             return self.end.figure("completed", value=True)
         step = self.steps_done or self.step
@@ -226,6 +285,7 @@ class ReadingState:
         return None if seen is None else float(seen.value)
 
     def reading(self, notes: list[str]) -> Reading:
+        self._resolve()
         figs: dict[str, Figure] = {}
 
         def put(name: str, seen: _Seen | None) -> None:

@@ -39,8 +39,11 @@ CHUNK_BYTES = 8 * 2**20
 MAX_DOCUMENT_BYTES = 64 * 2**20  # a JSON document larger than this is read as lines
 MAX_PENDING = 50_000  # log events kept until the format is known
 MAX_JOINED = 3  # physical lines joined to a hard-wrapped record
-# a chunk holding one of these is read line by line (cleaned), never by the bulk path
-DIRTY = (b"\r", b"\x1b", b"#015", b"#033", b"]<std", b"[default", b"[rank", b"stdout: ")
+# a chunk holding one of these is read line by line (cleaned), never by the bulk path; a
+# bulk match whose line starts with a launcher prefix is read by its line too
+DIRTY = (b"\r", b"\x1b", b"#015", b"#033")
+DETECT_LINES = 20_000  # candidate lines a format parses, at most, to be detected
+DETECT_BYTES = 2**20  # a chunk's head the formats are first detected in
 NOT_PARSED = "holds the format's keywords but is not one of its lines"
 # events that show a training run (a summary, a final loss or rate) count like steps
 _TRAINING_EVENTS = frozenset(
@@ -207,7 +210,11 @@ def _read_chunk(
                 handled.add(start)
                 items.append((start, found))
     keys = fmt.bulk_keys if bulk and fmt.bulk_keys is not None else fmt.keys
-    items += [(start, None) for start in _line_starts(keys, buf) if start not in handled]
+    starts = _line_starts(keys, buf)
+    if bulk and fmt.bulk_rest is not None:
+        rest = {rfind(b"\n", 0, f.start()) + 1 for f in fmt.bulk_rest.finditer(buf)}
+        starts = sorted({*starts, *(r for r in rest if r not in handled)})
+    items += [(start, None) for start in starts if start not in handled]
     if handled:
         items.sort(key=lambda item: item[0])
     line, counted_to = first_line, 0
@@ -219,9 +226,11 @@ def _read_chunk(
         counted_to = start
         v.candidate_lines += 1
         if m is not None:
-            fmt.parse_match(m, buf[start : m.start()], line, sink)
-            v.matched_lines += 1
-            continue
+            prefix = buf[start : m.start()]
+            if not (b"]<" in prefix or b"]:" in prefix or b"std" in prefix):
+                fmt.parse_match(m, prefix, line, sink)
+                v.matched_lines += 1
+                continue
         end = find(b"\n", start)
         end = end if end >= 0 else len(buf)
         rank, text = clean(buf[start:end].decode("utf-8", "replace"))
@@ -381,7 +390,11 @@ class Reader:
                     if parse_line(comp, text, number_, tl, ranks):
                         v.matched_lines += 1
             if chosen is None:
-                chosen = self._detect(training, verdicts, buf, first_line)
+                head = buf[: buf.rfind(b"\n", 0, DETECT_BYTES) + 1]
+                big = len(buf) > DETECT_BYTES and head
+                chosen = self._detect(training, verdicts, head, first_line) if big else None
+                if chosen is None:
+                    chosen = self._detect(training, verdicts, buf, first_line)
                 if chosen is not None:
                     verdicts = {
                         k: (Verdict(k) if k in {t.name for t in training} else v)
@@ -406,8 +419,12 @@ class Reader:
         buf: bytes,
         first_line: int,
     ) -> LogFormat | None:
+        """The format of the most steps in `buf` (the more specific on a tie), each parsing at
+        most DETECT_LINES candidates; a fallback format only when no other has a step."""
         best: tuple[bool, int, int, LogFormat] | None = None
-        for fmt in training:
+        for fmt in sorted(training, key=lambda f: f.fallback):
+            if fmt.fallback and best is not None:
+                break
             scratch = type(fmt)()
             counter = _Counter()
             ranks = _Ranks()
@@ -416,6 +433,8 @@ class Reader:
                 v.candidate_lines += 1
                 if parse_line(scratch, text, number_, counter, ranks):
                     v.matched_lines += 1
+                if v.candidate_lines >= DETECT_LINES:
+                    break
             v.steps += counter.steps
             score = (not fmt.fallback, counter.steps, fmt.priority)
             if counter.steps and (best is None or score > best[:3]):

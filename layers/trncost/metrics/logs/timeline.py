@@ -85,10 +85,6 @@ class _Bin:
         self.sps_n = self.tps_n = self.st_n = self.loss_n = self.bad_loss = 0
 
 
-def _count(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
-
-
 @dataclass
 class Reject:
     count: int
@@ -152,6 +148,7 @@ class Timeline:
         self.notes: list[str] = []
         self.matched: dict[tuple[str, str], int] = {}  # (file, format) → lines matched
         self.state = ReadingState()
+        self._src = ("", "")
         self.companion = False  # the current format is a companion (compile lines)
         self.trial_runs: dict[str, list[list[float]]] = {}  # file → [first, last] lines
         self.recent: deque[float] = deque(maxlen=16)  # step numbers lately read
@@ -167,6 +164,7 @@ class Timeline:
     def use(self, file: str, fmt: str, companion: bool = False) -> None:
         if (file, fmt) != (self.file, self.format):
             self.file, self.format = file, fmt
+            self._src = (file, fmt)
             self._here = self._by_source.setdefault((file, fmt), {})
         self.companion = companion
 
@@ -362,25 +360,21 @@ class Timeline:
             self.prev_t = 0.0
 
     def _read(self, s: Step) -> None:
-        """The step line's figures as printed, for the reading."""
-        st, file, fmt, line = self.state, self.file, self.format, s.line
-        rule = s.rule or f"{fmt}'s step line"
-        shown = s.shown if s.shown is not None else s.step
-        if shown is not None:
-            st.step = st.seen(_count(shown), file, fmt, line, rule)
+        """The step line, kept for the reading (which takes each figure from the last step
+        line that printed it): a reference per figure, no work per line."""
+        st, src = self.state, self._src
+        if s.step is not None or s.shown is not None:
+            st.step_at = (s, src)
         if s.total is not None:
-            if s.total != s.total:  # NaN: the total is not known after all
-                st.total, st.total_reset = None, True
-            else:
-                st.total = st.seen(_count(s.total), file, fmt, line, rule)
-        if s.rate is not None and s.rate > 0 and math.isfinite(s.rate):
-            st.rate = st.seen(s.rate, file, fmt, line, rule, s.rate_unit)
+            st.total_at = (s, src)
+        if s.rate is not None:
+            st.rate_at = (s, src)
         if s.elapsed_s is not None:
-            st.bar_elapsed = st.seen(s.elapsed_s, file, fmt, line, rule)
+            st.elapsed_at = (s, src)
         if s.global_batch is not None:
-            st.batch = st.seen(_count(s.global_batch), file, fmt, line, rule)
+            st.batch_at = (s, src)
         if s.loss is not None:
-            st.loss = st.seen(s.loss, file, fmt, line, rule)
+            st.loss_at = (s, src)
 
     def _check_first(self, d_steps: float | None) -> None:
         """Count the first line's work from 0 when the run began in this log."""
