@@ -10,6 +10,10 @@ and the CloudWatch Logs calls a 7-day job's logs take. No AWS.
    each) read by the ingest's JobLogsReader over a fake GetLogEvents that honours the API's
    limits (10,000 events or 1 MB a response, 26 bytes of overhead per event): the calls it
    takes, and what the cap (MAX_CALLS) leaves.
+3. **The subscription (issue 24).** The same 7-day log delivered as the CloudWatch Logs
+   subscription filter delivers it (gzip + base64 payloads of 10,000 events) to the ingest's
+   JobLogStreamService, kept as log parts in trncost's table (moto DynamoDB), then read whole
+   when the job ends: lines delivered, read, dropped (goal 0), and the times.
 
 Prints the figures; asserts nothing, so a slow machine reports instead of failing the build.
 """
@@ -211,11 +215,70 @@ def bench_cloudwatch() -> None:
     print(f"  a 1-day job of the same log: {one_day.calls:,} calls")
 
 
+def bench_subscription(days: int = DAYS, per_delivery: int = 10_000) -> None:
+    import base64
+    import gzip
+
+    import pytest
+
+    from tests.support.moto_env import create_table, mocked_aws
+    from trncost.metrics.joblogs import SAGEMAKER_LOG_GROUP, JobLogsReader
+    from trncost.metrics.jobs import JobContext, JobSource
+    from trncost.metrics.logs.timeline import Timeline
+    from trncost.model import Phase, TimingScope
+    from trncost.services.job_log_stream import JobLogStreamService
+    from trncost.store.joblogs import JobLogStore
+
+    fake = FakeLogs(days=days)
+    stream = "job/algo-1-1790000000"
+    scope = TimingScope(compile=True, data_loading=True, checkpoints=True, evaluation=True)
+    ctx = JobContext(
+        source=JobSource.sagemaker, job_id="job", job_arn=None, status="Completed",
+        region="us-east-1", account=None, event_time=START, workload_id="w",
+        phase=Phase.target, trial_id="t", plan_id=None, run=None, code_version=None,
+        dataset_id=None, timing_scope=scope, instance_type="ml.trn3.48xlarge",
+        instance_count=64, started_at=START, ended_at=START + timedelta(days=days),
+    )  # fmt: skip
+    mp = pytest.MonkeyPatch()
+    with mocked_aws(mp):
+        store = JobLogStore(create_table("bench-joblogs"))
+        service = JobLogStreamService(store)
+        took_in = 0.0
+        delivered = deliveries = 0
+        for first in range(0, fake.total, per_delivery):
+            events = [fake._event(n) for n in range(first, min(first + per_delivery, fake.total))]
+            doc = {"messageType": "DATA_MESSAGE", "logGroup": SAGEMAKER_LOG_GROUP,
+                   "logStream": stream, "logEvents": [
+                       {"id": f"{first + i:056d}", **e} for i, e in enumerate(events)]}  # fmt: skip
+            data = base64.b64encode(gzip.compress(json.dumps(doc).encode(), 1)).decode()
+            t = time.perf_counter()  # the ingest's side only: decode, keep, count
+            service.receive(data)
+            took_in += time.perf_counter() - t
+            delivered += len(events)
+            deliveries += 1
+        reader = JobLogsReader("us-east-1", client=object(), parts=store)
+        reader.streams = lambda _ctx: [(SAGEMAKER_LOG_GROUP, stream)]  # type: ignore[method-assign]
+        t = time.perf_counter()
+        found = reader.read(ctx, None, Timeline())
+        took_out = time.perf_counter() - t
+    mp.undo()
+    (r,) = found.results
+    print(
+        f"  {days}-day job through the subscription: {delivered:,} lines in {deliveries:,} "
+        f"deliveries, kept by the ingest in {took_in:.1f} s "
+        f"({took_in / deliveries * 1000:.0f} ms a delivery); "
+        f"read at the job's end in {took_out:.1f} s: {found.lines_read:,} lines read of "
+        f"{found.lines_received:,} received, {r.matched_lines:,} iterations parsed, "
+        f"lines dropped = {delivered - found.lines_read:,}; {reader.calls} GetLogEvents calls"
+    )
+
+
 def main() -> None:
     print("trial log import (issue #15)")
     bench_file()
     print("CloudWatch Logs reads of a job without the agent")
     bench_cloudwatch()
+    bench_subscription()
 
 
 if __name__ == "__main__":

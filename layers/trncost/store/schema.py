@@ -17,6 +17,11 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     comparison        pk COMPARISON#<id>  sk COMPARISON  gsi1 WORKLOAD#<wid>#COMPARISONS / <at>#<id>
     ingest claim      pk INGEST#<job>#<status>  sk CLAIM
     rejected ingest   pk INGEST_REJECTED        sk <at>#<event id>
+    job log part      pk JOBLOG#<group>#<stream>  sk PART#<first event id>#<n>   (expires_at)
+    job log counts    pk JOBLOG#<group>#<stream>  sk COUNTS                      (expires_at)
+
+`expires_at` (epoch seconds) is the table's TTL attribute: a job's log parts go after
+JOB_LOG_TTL_S.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class TableSchema:
     sort_key: KeyAttr
     indexes: tuple[GlobalIndex, ...]
     billing_mode: str = "PAY_PER_REQUEST"
+    ttl_attribute: str | None = None  # epoch seconds after which DynamoDB deletes the item
 
     def create_table_kwargs(self, table_name: str) -> dict[str, Any]:
         """Arguments for boto3 `create_table` (moto, the local runtime, tests)."""
@@ -76,10 +82,12 @@ class TableSchema:
         }
 
 
+TTL_ATTRIBUTE = "expires_at"
 TABLE = TableSchema(
     partition_key=KeyAttr("pk"),
     sort_key=KeyAttr("sk"),
     indexes=(GlobalIndex("gsi1", KeyAttr("gsi1pk"), KeyAttr("gsi1sk")),),
+    ttl_attribute=TTL_ATTRIBUTE,
 )
 
 # Key builders: the only place item keys are spelled.
@@ -167,3 +175,16 @@ def refresh_failure_sk(trigger: str) -> str:
 
 def claim_pk(dedup_key: str) -> str:
     return f"INGEST#{dedup_key}"
+
+
+JOB_LOG_PART_PREFIX = "PART#"
+JOB_LOG_COUNTS_SK = "COUNTS"
+
+
+def job_log_pk(group: str, stream: str) -> str:
+    return f"JOBLOG#{group}#{stream}"
+
+
+def job_log_part_sk(first_event_id: str, piece: int) -> str:
+    """Parts sort in event order: CloudWatch event ids are equal-length decimal strings."""
+    return f"{JOB_LOG_PART_PREFIX}{first_event_id}#{piece:03d}"

@@ -24,8 +24,10 @@ class HfTrainerState(LogFormat):
     title = "Hugging Face Trainer trainer_state.json"
     sample = '{"log_history": [{"epoch": 0.0069, "loss": 1.9963, "step": 500}, ...]}'
     yields = (
-        "steps, loss, eval_* results, the clock and samples/s (the summary entry's "
-        "train_runtime and train_samples_per_second)"
+        "steps done and planned (global_step, max_steps: equal and told to stop is the end), "
+        "loss, eval_* results and the evaluation and prediction seconds (kept out of the "
+        "steady clock), the clock and samples/s (the summary entry's train_runtime and "
+        "train_samples_per_second)"
     )
     whole_file = True
     priority = 90

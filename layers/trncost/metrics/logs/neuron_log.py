@@ -43,7 +43,10 @@ class NeuronTutorialLog(LogFormat):
         "LOG Thu Sep 29 22:30:10 2022 - (0, 78) step_loss : 9.1875  learning_rate : 1.56e-05  "
         "throughput : 2873.14"
     )
-    yields = "steps, the clock (the lines' timestamps), samples/s (seq/s), loss"
+    yields = (
+        "steps, the clock (the lines' timestamps), samples/s (seq/s), loss; the MNIST MLP "
+        "tutorial's iterations per second, final loss and end"
+    )
     keys = (b") step_loss : ", b"Train throughput (iter/sec)", b"Final loss is ", b"End Training")
     step_keys = (b") step_loss : ",)
     priority = 60

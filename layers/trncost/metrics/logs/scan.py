@@ -530,8 +530,9 @@ class EventReading:
         self.count = first_number - 1
         self.ranks = _Ranks()
 
-    def add(self, ms: int, message: str) -> None:
-        self.count += 1
+    def add(self, ms: int, message: str, number: int | None = None) -> None:
+        """One event; `number` its line number when events between were left out."""
+        self.count = self.count + 1 if number is None else number
         count = self.count
         tl = self.reader.timeline
         self.timed.at = ms / 1000
@@ -585,7 +586,12 @@ class EventReading:
                     found = fmt
         return found
 
-    def result(self) -> FileResult:
+    def result(self, lines: int | None = None) -> FileResult:
         return self.reader._result(
-            self.name, self.chosen, self.training, self.companions, self.verdicts, self.count
+            self.name,
+            self.chosen,
+            self.training,
+            self.companions,
+            self.verdicts,
+            self.count if lines is None else lines,
         )
