@@ -5,7 +5,9 @@ and the CloudWatch Logs calls a 7-day job's logs take. No AWS.
    iteration a second with its timestamp, renumbered) with nine lines of the noise a training
    log carries between iterations (NCCL, warnings, Neuron runtime lines) is written to a
    temporary file, then imported in a fresh process as `trncost trial import` does it (detect,
-   stream, build the record). Goal: ≥ 50 MB/s and ≤ 200 MB peak RSS.
+   stream on two cores — metrics/logs/parallel.py —, build the record). Goal: ≥ 100 MiB/s wall
+   on 2 cores and ≤ 200 MiB peak RSS. On a shared machine the wall time is its load's: the
+   CPU seconds of the two processes say what two free cores give (the file over the busier).
 2. **CloudWatch Logs.** The same job's log (7 days, one iteration a second, nine noise lines
    each) read by the ingest's JobLogsReader over a fake GetLogEvents that honours the API's
    limits (10,000 events or 1 MB a response, 26 bytes of overhead per event): the calls it
@@ -95,7 +97,9 @@ got = trial_from_logs(tl, [result], wl, trial_id="bench", phase=Phase.target,
     instance_type="trn3.48xlarge", instance_count=64, region="us-east-1",
     imported_at=datetime.now(UTC), status=TrialStatus.completed)
 t2 = time.perf_counter()
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"import_s": t2 - t1, "cpu_s": time.process_time() - c1,
+    "child_cpu_s": kids.ru_utime + kids.ru_stime, "child_rss_mb": kids.ru_maxrss / 1024,
     "load": os.getloadavg()[0], "startup_s": t1 - t0, "format": result.format,
     "lines": result.lines, "matched": result.matched_lines, "measured": len(got.measured),
     "work": got.trial.work.done, "steady_samples": len(got.trial.steady_throughput_samples),
@@ -117,13 +121,16 @@ def bench_file() -> None:
             [sys.executable, "-c", IMPORT, path], capture_output=True, text=True, check=True
         )
         r = json.loads(done.stdout.strip().splitlines()[-1])
-    rate = size / 2**20 / r["import_s"]
-    cpu_rate = size / 2**20 / r["cpu_s"]
+    mib = size / 2**20
+    rate = mib / r["import_s"]
+    busiest = max(r["cpu_s"], r["child_cpu_s"])  # the two processes run side by side
     print(f"  format {r['format']}: {r['matched']:,} of {r['lines']:,} lines read")
     print(
-        f"  import: {r['import_s']:.1f} s = {rate:,.0f} MiB/s wall, {cpu_rate:,.0f} MiB/s of CPU "
-        f"time (goal ≥ 50; load average {r['load']:.1f} on {os.cpu_count()} cores), peak RSS "
-        f"{r['peak_rss_mb']:,.0f} MiB (goal ≤ 200; imports {r['startup_s']:.1f} s before)"
+        f"  import: {r['import_s']:.1f} s = {rate:,.0f} MiB/s wall (goal ≥ 100; load average "
+        f"{r['load']:.1f} on {os.cpu_count()} cores); CPU {r['cpu_s']:.1f} s here + "
+        f"{r['child_cpu_s']:.1f} s in the tail's process = {mib / busiest:,.0f} MiB/s on two "
+        f"free cores; peak RSS {r['peak_rss_mb']:,.0f} MiB here, {r['child_rss_mb']:,.0f} MiB "
+        f"in the tail's process (goal ≤ 200 each; imports {r['startup_s']:.1f} s before)"
     )
     print(
         f"  record: {r['work']:,.0f} tokens, {r['steady_samples']:,} steady samples, "

@@ -119,6 +119,7 @@ class LogFormat:
     training: ClassVar[bool] = True  # False: a companion format (compile lines) only
     priority: ClassVar[int] = 50  # the more specific format wins a tie
     fallback: ClassVar[bool] = False  # chosen only when no other training format matches
+    splittable: ClassVar[bool] = False  # its lines stand alone: a file may be read in parts
 
     def continued(self, text: str) -> bool:
         """True when `text` (a record of this format) was cut by a hard wrap and the next

@@ -49,6 +49,7 @@ class DeepSpeed(LogFormat):
     keys = (b"SamplesPerSec=", b"skipped=", b"loss")
     step_keys = (b"SamplesPerSec=",)
     priority = 55
+    splittable = True
 
     def __init__(self) -> None:
         self.seen = False  # a DeepSpeed line was read: a loss line beside it is the script's

@@ -137,6 +137,7 @@ class Megatron(LogFormat):
     bulk_keys = (b"validation loss at", b" checkpoint", b"after training is done", b" .....")
     bulk_rest = re.compile(rb"iteration\s*\d+\s*/\s*\d+\s*\|")
     priority = 70
+    splittable = True
 
     def parse_match(self, m: re.Match[bytes], prefix: bytes, number_: int, sink: Sink) -> None:
         it, total, cs, ms, gbs, loss, nan, sps = m.groups()

@@ -50,6 +50,7 @@ class NeuronTutorialLog(LogFormat):
     keys = (b") step_loss : ", b"Train throughput (iter/sec)", b"Final loss is ", b"End Training")
     step_keys = (b") step_loss : ",)
     priority = 60
+    splittable = True
 
     def parse(self, line: str, number_: int, sink: Sink) -> bool:
         m = _LOG.search(line)

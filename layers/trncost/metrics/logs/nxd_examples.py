@@ -30,6 +30,7 @@ class NxdExamples(LogFormat):
     keys = (b" step_time ", b" loss is ")
     step_keys = (b" step_time ",)
     priority = 60
+    splittable = True
 
     def parse(self, line: str, number_: int, sink: Sink) -> bool:
         m = _STEP.search(line)

@@ -11,7 +11,8 @@ the more specific format; a `fallback` format only when no other has a step), an
 is parsed again for real. Companion formats (the Neuron compiler's lines) are always read
 beside the chosen one. From then on the other training formats' step lines (their
 `step_keys`) are only counted: a file with mixed formats is read in its main format, the rest
-reported as lines of other formats.
+reported as lines of other formats (each such format is looked for in every chunk when the
+first chunk shows it: a search costs a pass over the buffer).
 
 Every candidate line is cleaned first (`metrics.logs.text.clean`: ANSI colours, CloudWatch's
 `#015`/`#033` escapes, launcher prefixes) and split at carriage returns; a file whose lines
@@ -25,26 +26,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from trncost.errors import LogFormatError
-from trncost.metrics.logs.base import EventKind, LogFormat, Sink, Step
-from trncost.metrics.logs.text import clean, split_refreshes
+from trncost.metrics.logs.base import EventKind, LogFormat, Step
+from trncost.metrics.logs.chunks import Ranks, hits, holds, line_starts, parse_line, read_chunk
 from trncost.metrics.logs.timeline import Timeline
 
 CHUNK_BYTES = 8 * 2**20
 MAX_DOCUMENT_BYTES = 64 * 2**20  # a JSON document larger than this is read as lines
 MAX_PENDING = 50_000  # log events kept until the format is known
-MAX_JOINED = 3  # physical lines joined to a hard-wrapped record
-# a chunk holding one of these is read line by line (cleaned), never by the bulk path; a
-# bulk match whose line starts with a launcher prefix is read by its line too
-DIRTY = (b"\r", b"\x1b", b"#015", b"#033")
 DETECT_LINES = 20_000  # candidate lines a format parses, at most, to be detected
 DETECT_BYTES = 2**20  # a chunk's head the formats are first detected in
-NOT_PARSED = "holds the format's keywords but is not one of its lines"
 # events that show a training run (a summary, a final loss or rate) count like steps
 _TRAINING_EVENTS = frozenset(
     {
@@ -131,150 +126,6 @@ class _Timed:
         self.inner.skip(line, why)
 
 
-class _Ranks:
-    """Which launcher rank a file is read in: the first its prefixed lines show."""
-
-    def __init__(self) -> None:
-        self.rank: int | None = None
-
-    def other(self, rank: int | None) -> bool:
-        if rank is None:
-            return False
-        if self.rank is None:
-            self.rank = rank
-        return rank != self.rank
-
-
-def parse_parts(fmt: LogFormat, text: str, number: int, sink: Sink) -> bool:
-    """Each carriage-return part of a cleaned line through `fmt`; True if one was its."""
-    found = False
-    for part in split_refreshes(text):
-        found = fmt.parse(part, number, sink) or found
-    return found
-
-
-def parse_line(fmt: LogFormat, raw: str, number: int, sink: Sink, ranks: _Ranks) -> bool:
-    """One candidate line through `fmt`: cleaned, another rank's copy skipped, each carriage-
-    return part parsed. True when the line was the format's (or another rank's copy of it)."""
-    rank, text = clean(raw)
-    if ranks.other(rank):
-        sink.skip(number, f"rank {rank}'s copy of the output (rank {ranks.rank} is read)")
-        return True
-    return parse_parts(fmt, text, number, sink)
-
-
-def _line_starts(keys: tuple[bytes, ...], buf: bytes) -> list[int]:
-    """The start of every line of `buf` holding one of `keys` (bytes.find: memory speed)."""
-    starts: set[int] = set()
-    find, rfind = buf.find, buf.rfind
-    for key in keys:
-        pos = find(key)
-        while pos >= 0:
-            start = rfind(b"\n", 0, pos) + 1
-            starts.add(start)
-            end = find(b"\n", pos)
-            if end < 0:
-                break
-            pos = find(key, end + 1)
-    return sorted(starts)
-
-
-def _hits(fmt: LogFormat, buf: bytes, first_line: int) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every line of `buf` that holds one of the format's keys."""
-    line, counted_to = first_line, 0
-    count, find = buf.count, buf.find
-    for start in _line_starts(fmt.keys, buf):
-        end = find(b"\n", start)
-        if end < 0:
-            end = len(buf)
-        line += count(b"\n", counted_to, start)
-        counted_to = start
-        yield line, buf[start:end].decode("utf-8", "replace")
-
-
-def _read_chunk(
-    fmt: LogFormat, buf: bytes, first_line: int, sink: Timeline, v: Verdict, ranks: _Ranks
-) -> None:
-    """Every line of `buf` that is `fmt`'s, in order: its bulk matches (one regex over the
-    buffer, for a chunk with no escaped, coloured, prefixed or refreshed text) merged with the
-    other lines holding one of its keys; a hard-wrapped record joined with its continuation."""
-    rfind, find, count = buf.rfind, buf.find, buf.count
-    items: list[tuple[int, re.Match[bytes] | None]] = []
-    handled: set[int] = set()
-    bulk = fmt.bulk is not None and not any(d in buf for d in DIRTY)
-    if bulk:
-        assert fmt.bulk is not None
-        for found in fmt.bulk.finditer(buf):
-            start = rfind(b"\n", 0, found.start()) + 1
-            if start not in handled:
-                handled.add(start)
-                items.append((start, found))
-    keys = fmt.bulk_keys if bulk and fmt.bulk_keys is not None else fmt.keys
-    starts = _line_starts(keys, buf)
-    if bulk and fmt.bulk_rest is not None:
-        rest = {rfind(b"\n", 0, f.start()) + 1 for f in fmt.bulk_rest.finditer(buf)}
-        starts = sorted({*starts, *(r for r in rest if r not in handled)})
-    items += [(start, None) for start in starts if start not in handled]
-    if handled:
-        items.sort(key=lambda item: item[0])
-    line, counted_to = first_line, 0
-    joined_to = -1  # the end of the last continuation line consumed
-    for start, m in items:
-        if start <= joined_to:
-            continue
-        line += count(b"\n", counted_to, start)
-        counted_to = start
-        v.candidate_lines += 1
-        if m is not None:
-            prefix = buf[start : m.start()]
-            if not (b"]<" in prefix or b"]:" in prefix or b"std" in prefix):
-                fmt.parse_match(m, prefix, line, sink)
-                v.matched_lines += 1
-                continue
-        end = find(b"\n", start)
-        end = end if end >= 0 else len(buf)
-        rank, text = clean(buf[start:end].decode("utf-8", "replace"))
-        if ranks.other(rank):
-            sink.skip(line, f"rank {rank}'s copy of the output (rank {ranks.rank} is read)")
-            v.matched_lines += 1
-            continue
-        if fmt.continued(text):
-            text, joined_to = _join(fmt, buf, end, text, ranks)
-        if parse_parts(fmt, text, line, sink):
-            v.matched_lines += 1
-        else:
-            sink.skip(line, NOT_PARSED)
-
-
-def _join(fmt: LogFormat, buf: bytes, end: int, text: str, ranks: _Ranks) -> tuple[str, int]:
-    """`text` (a record cut by a hard wrap) with the lines that carry on with it, and where
-    the last of them ends. Another rank's line in between is passed over."""
-    find = buf.find
-    joined_to = -1
-    taken = 0
-    pos = end
-    while taken < MAX_JOINED and pos < len(buf):
-        nxt_start = pos + 1
-        nxt_end = find(b"\n", nxt_start)
-        nxt_end = nxt_end if nxt_end >= 0 else len(buf)
-        rank, nxt = clean(buf[nxt_start:nxt_end].decode("utf-8", "replace"))
-        pos = nxt_end
-        if rank is not None and ranks.rank is not None and rank != ranks.rank:
-            continue
-        if not nxt.strip() or fmt.starts_record(nxt):
-            break
-        text += nxt
-        joined_to = nxt_start
-        taken += 1
-        if not fmt.continued(text):
-            break
-    return text, joined_to
-
-
-def _holds(keys: tuple[bytes, ...], raw: bytes) -> bool:
-    return any(k in raw for k in keys)
-
-
 class Reader:
     """Reads the files of one trial into `timeline`, each in its own format."""
 
@@ -358,9 +209,49 @@ class Reader:
         return self.read_stream(name, io.BytesIO(data), len(data))
 
     def read_path(self, path: str) -> FileResult:
-        name = os.path.basename(path)
+        """A file: a large one in a format whose lines stand alone on two cores
+        (`metrics.logs.parallel`), the same record as read serially."""
+        from trncost.metrics.logs import parallel
+
+        name, size = os.path.basename(path), os.path.getsize(path)
+        if parallel.usable(size):
+            with open(path, "rb") as stream:
+                head = stream.read(CHUNK_BYTES)
+            head = head[: head.rfind(b"\n") + 1]
+            if head.lstrip()[:1] != b"{":
+                training, _ = self._candidates()
+                verdicts = {f.name: Verdict(f.name) for f in training}
+                chosen = self._detect(training, verdicts, head, 1)
+                if chosen is not None and chosen.splittable:
+                    return parallel.read_path(self, path, chosen.name, size)
         with open(path, "rb") as stream:
-            return self.read_stream(name, stream, os.path.getsize(path))
+            return self.read_stream(name, stream, size)
+
+    def read_range(
+        self, name: str, path: str, start: int, end: int | None = None, chosen: str | None = None
+    ) -> FileResult:
+        """Lines of `path` from byte `start` (a line's start) to `end`, in format `chosen`."""
+        with open(path, "rb") as stream:
+            stream.seek(start)
+            left = None if end is None else end - start
+
+            def chunks() -> Iterator[bytes]:
+                nonlocal left
+                carry = b""
+                while left is None or left > 0:
+                    more = stream.read(CHUNK_BYTES if left is None else min(CHUNK_BYTES, left))
+                    if not more:
+                        break
+                    if left is not None:
+                        left -= len(more)
+                    buf = carry + more
+                    cut = buf.rfind(b"\n") + 1
+                    yield buf[:cut]
+                    carry = buf[cut:]
+                if carry:
+                    yield carry
+
+            return self._lines(name, chunks(), chosen)
 
     def _candidates(self) -> tuple[list[LogFormat], list[LogFormat]]:
         line_formats = [f for f in self.formats if not f.whole_file]
@@ -373,18 +264,23 @@ class Reader:
             [f() for f in line_formats if not f.training],
         )
 
-    def _lines(self, name: str, chunks: Iterable[bytes]) -> FileResult:  # noqa: C901
+    def _lines(  # noqa: C901
+        self, name: str, chunks: Iterable[bytes], chosen_name: str | None = None
+    ) -> FileResult:
         tl = self.timeline
         training, companions = self._candidates()
         verdicts = {f.name: Verdict(f.name) for f in (*training, *companions)}
-        chosen: LogFormat | None = None
-        ranks = _Ranks()
+        chosen = next((f for f in training if f.name == chosen_name), None)
+        # the other formats whose step lines the first chunk read shows: counted in every chunk
+        # (a pass over the buffer per format; a format absent from the first is not looked for)
+        others: list[LogFormat] | None = None
+        ranks = Ranks()
         lines = 0
         for buf in chunks:
             first_line = lines + 1
             for comp in companions:
                 tl.use(name, comp.name, companion=True)
-                for number_, text in _hits(comp, buf, first_line):
+                for number_, text in hits(comp, buf, first_line):
                     v = verdicts[comp.name]
                     v.candidate_lines += 1
                     if parse_line(comp, text, number_, tl, ranks):
@@ -400,14 +296,16 @@ class Reader:
                         k: (Verdict(k) if k in {t.name for t in training} else v)
                         for k, v in verdicts.items()
                     }
-                    self._count_others(training, chosen, verdicts, buf, first_line)
+                    others = self._count_others(training, chosen, verdicts, buf, first_line)
+            elif others is None:
+                others = self._count_others(training, chosen, verdicts, buf, first_line)
             else:
-                self._count_others(training, chosen, verdicts, buf, first_line)
+                self._count_others(others, chosen, verdicts, buf, first_line)
             if chosen is not None:
                 tl.use(name, chosen.name)
                 v = verdicts[chosen.name]
                 before = tl.steps_seen
-                _read_chunk(chosen, buf, first_line, tl, v, ranks)
+                read_chunk(chosen, buf, first_line, tl, v, ranks)
                 v.steps += tl.steps_seen - before
             lines += buf.count(b"\n")
         return self._result(name, chosen, training, companions, verdicts, lines)
@@ -427,9 +325,9 @@ class Reader:
                 break
             scratch = type(fmt)()
             counter = _Counter()
-            ranks = _Ranks()
+            ranks = Ranks()
             v = verdicts[fmt.name]
-            for number_, text in _hits(scratch, buf, first_line):
+            for number_, text in hits(scratch, buf, first_line):
                 v.candidate_lines += 1
                 if parse_line(scratch, text, number_, counter, ranks):
                     v.matched_lines += 1
@@ -448,17 +346,23 @@ class Reader:
         verdicts: dict[str, Verdict],
         buf: bytes,
         first_line: int,
-    ) -> None:
-        """Step lines of the other training formats that the chosen one does not read."""
+    ) -> list[LogFormat]:
+        """Step lines of the other training formats that the chosen one does not read; the
+        formats that had some."""
         find = buf.find
+        seen = []
         for fmt in training:
             if fmt is chosen or not fmt.step_keys:
                 continue
             v = verdicts[fmt.name]
-            for start in _line_starts(fmt.step_keys, buf):
+            starts = line_starts(fmt.step_keys, buf)
+            if starts:
+                seen.append(fmt)
+            for start in starts:
                 end = find(b"\n", start)
-                if not _holds(chosen.keys, buf[start : end if end >= 0 else len(buf)]):
+                if not holds(chosen.keys, buf[start : end if end >= 0 else len(buf)]):
                     v.candidate_lines += 1
+        return seen
 
     def _result(
         self,
@@ -528,7 +432,7 @@ class EventReading:
         self.chosen: LogFormat | None = None
         self.pending: list[tuple[int, int, str]] = []
         self.count = first_number - 1
-        self.ranks = _Ranks()
+        self.ranks = Ranks()
 
     def add(self, ms: int, message: str, number: int | None = None) -> None:
         """One event; `number` its line number when events between were left out."""
@@ -538,7 +442,7 @@ class EventReading:
         self.timed.at = ms / 1000
         raw = message.encode("utf-8", "replace")
         for comp in self.companions:
-            if _holds(comp.keys, raw):
+            if holds(comp.keys, raw):
                 tl.use(self.name, comp.name, companion=True)
                 self.verdicts[comp.name].candidate_lines += 1
                 if parse_line(comp, message, count, self.timed, self.ranks):
@@ -560,7 +464,7 @@ class EventReading:
     def _event(self, number_: int, message: str, raw: bytes) -> None:
         chosen = self.chosen
         assert chosen is not None
-        if not _holds(chosen.keys, raw):
+        if not holds(chosen.keys, raw):
             return
         tl = self.reader.timeline
         tl.use(self.name, chosen.name)
@@ -577,9 +481,9 @@ class EventReading:
         found: LogFormat | None = None
         for fmt in sorted(self.training, key=lambda f: (f.fallback, -f.priority)):
             s = self.scratch[fmt.name]
-            if found is not None or not _holds(s.keys, raw):
+            if found is not None or not holds(s.keys, raw):
                 continue
-            if parse_line(s, message, count, self.counters[fmt.name], _Ranks()):
+            if parse_line(s, message, count, self.counters[fmt.name], Ranks()):
                 self.verdicts[fmt.name].candidate_lines += 1
                 self.verdicts[fmt.name].matched_lines += 1
                 if self.counters[fmt.name].steps:
