@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from trncost.metrics.logs.timeline import Timeline
 
 PARALLEL_MIN_BYTES = 64 * 2**20
-HEAD_SHARE = 0.45
+HEAD_SHARE = 0.39
 BATCH = 4096  # observations per marshal batch
 _STEP_FIELDS = tuple(f.name for f in fields(Step))
 _pack = attrgetter(*_STEP_FIELDS)
