@@ -113,7 +113,7 @@ def parts(tl: Timeline) -> tuple[float | None, float | None, float]:
     in_eval = min(in_eval, outside_eval)
     if eval_total is not None:
         eval_total = max(eval_total - in_eval, 0.0)
-    return compile_total, eval_total, outside_eval - in_eval + outside_compile + in_eval
+    return compile_total, eval_total, outside_eval + outside_compile  # in_eval: inside the eval
 
 
 def _stamp(tl: Timeline, index: int) -> datetime:
