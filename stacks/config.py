@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from trncost.metrics.joblogs import LOG_GROUPS
 from trncost.model.catalog import Catalog
 from trncost.pricing.client import PRICE_LIST_REGIONS
 
@@ -169,6 +170,12 @@ class StageConfig(BaseModel):
     trial_plans: TrialPlansConfig = TrialPlansConfig()
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
     prices: PricesConfig = PricesConfig()
+    # Training log groups the ingest subscribes to (a CloudWatch Logs subscription filter each):
+    # a job's log is then read whole when it ends, however long it ran. The groups must exist
+    # when the stage deploys (SageMaker and Batch create them with their first job), and a
+    # group takes at most two subscription filters. Empty: jobs without the agent are read with
+    # GetLogEvents, at most MAX_CALLS calls a job (docs/trial-logs.md, "Long jobs").
+    job_log_subscription: tuple[str, ...] = ()
 
     @field_validator("log_retention_days")
     @classmethod
@@ -176,6 +183,15 @@ class StageConfig(BaseModel):
         if value not in LOG_RETENTION_DAYS:
             allowed = ", ".join(str(v) for v in sorted(LOG_RETENTION_DAYS))
             raise ValueError(f"{value} is not a CloudWatch Logs retention; use one of {allowed}")
+        return value
+
+    @field_validator("job_log_subscription")
+    @classmethod
+    def _job_log_groups(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - set(LOG_GROUPS))
+        if unknown or len(set(value)) != len(value):
+            allowed = ", ".join(LOG_GROUPS)
+            raise ValueError(f"subscribe each of {allowed} at most once, not {unknown or value}")
         return value
 
     @field_validator("price_list_endpoint_region")

@@ -45,7 +45,8 @@ class TrncostTable(Construct):
     kms: permissions. A customer-managed key buys cross-account control and crypto-shredding,
     which trial metrics and public prices do not need, at the price of a key policy every
     function must be granted. Point-in-time recovery, deletion protection and RETAIN guard the
-    data against a bad write and a bad deploy.
+    data against a bad write and a bad deploy. Items with the schema's TTL attribute (a job's
+    log parts) expire on their own.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, schema: TableSchema = TABLE):
@@ -65,6 +66,7 @@ class TrncostTable(Construct):
             deletion_protection=True,
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             removal_policy=cdk.RemovalPolicy.RETAIN,
+            time_to_live_attribute=schema.ttl_attribute,
         )
         for index in schema.indexes:
             self.table.add_global_secondary_index(

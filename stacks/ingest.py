@@ -4,6 +4,14 @@ default bus: aws.sagemaker, aws.batch job state changes ─┐
 project bus: trncost.agent "Trial Run Completed" ────────┴─rules─► ingest queue ─► ingest Lambda
     ingest Lambda ──DescribeTrainingJob, GetMetricData (GetLogEvents without the agent)──►
         trial record (table) ─► "Trial Recorded"
+training log groups (the stage's job_log_subscription) ─subscription filter─► ingest Lambda
+    (asynchronous: its retries, then its own DLQ) ─► the job's log parts (table, TTL) — read
+    whole by the ingest when the job ends, instead of GetLogEvents
+
+The subscription reuses the ingest function: the same code reads the parts it wrote, the role
+already writes and queries the table, and the deliveries (one invocation per batch of log
+events) are small; the function's async DLQ (every TrncostFunction has one, alarmed by the
+monitoring stack) takes a delivery that keeps failing.
 project bus: "Trial Recorded" | "Price Snapshot Taken" ─rules─► refresh queue ─► refresh Lambda
     refresh Lambda ──► new estimate versions (table)
 
@@ -28,6 +36,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_logs_destinations as log_destinations
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -224,6 +234,22 @@ def _route_all(
         )
 
 
+def _subscribe(
+    scope: Construct, index: int, group: str, function: TrncostFunction
+) -> logs.SubscriptionFilter:
+    """Every event of `group` delivered to `function` (CloudWatch Logs invokes it: the
+    destination adds that permission, scoped to the group)."""
+    log_group = logs.LogGroup.from_log_group_name(scope, f"JobLogGroup{index}", group)
+    return logs.SubscriptionFilter(
+        scope,
+        f"JobLogSubscription{index}",
+        log_group=log_group,
+        destination=log_destinations.LambdaDestination(function.function),
+        filter_pattern=logs.FilterPattern.all_events(),
+        filter_name=f"trncost-{function.service_name}-job-logs",
+    )
+
+
 class TrialIngest(Construct):
     """Job state changes → ingest queue → ingest Lambda → trial records + "Trial Recorded"."""
 
@@ -269,6 +295,10 @@ class TrialIngest(Construct):
         grant(role, BATCH_JOB_ACTIONS, ["*"])
         grant_put_events(role, bus)
         _consume(self.ingest, self.work.queue, config.concurrency.sqs_maximum.ingest)
+        self.subscriptions = [
+            _subscribe(self, i, group, self.ingest)
+            for i, group in enumerate(config.job_log_subscription)
+        ]
 
 
 class EstimateRefresh(Construct):

@@ -1,6 +1,11 @@
 """Ingest Lambda: SQS batch of job state-change events (from EventBridge rules) → trial
 records. Partial batch failures: only the failed messages return to the queue (and reach the
-DLQ after its max receive count); unusable events are recorded as rejected ingests."""
+DLQ after its max receive count); unusable events are recorded as rejected ingests.
+
+It also takes the CloudWatch Logs subscription's deliveries of the training log groups
+(`{"awslogs": {"data": …}}`, invoked asynchronously by CloudWatch Logs; a delivery that keeps
+failing goes to the function's own DLQ): each is kept as the job's log parts, read whole when
+the job ends (services/job_log_stream.py)."""
 
 from __future__ import annotations
 
@@ -44,10 +49,22 @@ def record_handler(record: SQSRecord) -> dict[str, Any]:
     return outcome.__dict__
 
 
+def job_log_delivery(data: str) -> dict[str, Any]:
+    delivery = services.job_log_stream.receive(data)
+    metrics.add_metric(MetricName.job_log_lines, MetricUnit.Count, delivery.events)
+    logger.info("job log delivery", extra=delivery.__dict__)
+    return delivery.__dict__
+
+
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+def handler(
+    event: dict[str, Any], context: LambdaContext
+) -> PartialItemFailureResponse | dict[str, Any]:
+    awslogs = event.get("awslogs")
+    if isinstance(awslogs, dict) and isinstance(awslogs.get("data"), str):
+        return job_log_delivery(awslogs["data"])
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

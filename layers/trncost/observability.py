@@ -19,6 +19,7 @@ class MetricName(StrEnum):
     trials_ingested = "TrialsIngested"
     ingest_duplicates = "IngestDuplicates"
     ingests_rejected = "IngestsRejected"
+    job_log_lines = "JobLogLinesReceived"  # lines the log subscription delivered
     estimates_refreshed = "EstimatesRefreshed"
     estimates_unchanged = "EstimatesUnchanged"
     # an estimate a refresh could not recompute (recorded with its reason; the others go on)

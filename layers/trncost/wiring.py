@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from trncost.services.comparisons import ComparisonService
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
+    from trncost.services.job_log_stream import JobLogStreamService
     from trncost.services.snapshots import SnapshotService
     from trncost.services.trial_logs import LogImportService
     from trncost.services.trial_plans import TrialPlanService
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from trncost.store.actuals import ActualsStore
     from trncost.store.comparisons import ComparisonStore
     from trncost.store.ingest import IngestStore
+    from trncost.store.joblogs import JobLogStore
     from trncost.store.plans import PlanStore
     from trncost.store.prices import PriceStore
     from trncost.store.records import RecordStore
@@ -106,10 +108,25 @@ class Wiring:
         return PriceListClient(self.settings.price_list_region)
 
     @cached_property
+    def job_log_store(self) -> JobLogStore:
+        from trncost.store.joblogs import JobLogStore
+
+        return JobLogStore(self.settings.table_name)
+
+    @cached_property
     def collector(self) -> AwsCollector:
+        from trncost.metrics.joblogs import JobLogsReader
         from trncost.services.ingest import AwsCollector
 
-        return AwsCollector()
+        store = self.job_log_store
+        # a job's logs: the subscription's parts when it left some, else GetLogEvents
+        return AwsCollector(job_logs=lambda region: JobLogsReader(region, parts=store))
+
+    @cached_property
+    def job_log_stream(self) -> JobLogStreamService:
+        from trncost.services.job_log_stream import JobLogStreamService
+
+        return JobLogStreamService(self.job_log_store)
 
     @cached_property
     def trial_step_settings(self) -> TrialStepSettings:

@@ -46,6 +46,7 @@ DEPLOYER_NEEDS = {
     "AWS::ApiGateway::Stage": ("API Gateway", "POST"),
     "AWS::ApiGateway::Account": ("API Gateway", "PATCH /account"),
     "AWS::Logs::LogGroup": ("CloudWatch Logs", "CreateLogGroup"),
+    "AWS::Logs::SubscriptionFilter": ("CloudWatch Logs", "PutSubscriptionFilter"),
     "AWS::CloudWatch::Alarm": ("CloudWatch", "PutMetricAlarm"),
     "AWS::CloudWatch::Dashboard": ("CloudWatch", "PutDashboard"),
     "AWS::SNS::Topic": ("SNS", "CreateTopic"),

@@ -30,9 +30,10 @@ from tests.support.template_kit import resources as _resources
 from tests.support.template_kit import statements as _statements
 from trncost.events import AGENT_SOURCE, SOURCE, DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
+from trncost.metrics.joblogs import LOG_GROUPS
 from trncost.services.ingest import LEASE_S
 from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
-from trncost.store.schema import TABLE
+from trncost.store.schema import TABLE, TTL_ATTRIBUTE
 
 pytestmark = pytest.mark.infra
 
@@ -493,3 +494,37 @@ def test_ingest_acknowledgements_each_suppress_a_finding_in_the_ingest_stack(syn
 def test_event_pattern_refuses_keys_it_cannot_render() -> None:
     with pytest.raises(ValueError, match="detail_type"):
         event_pattern({"source": ["x"], "detail_type": ["y"]})
+
+
+# --- long jobs: the training log groups subscribed to the ingest -------------------------------
+def test_each_configured_log_group_delivers_every_event_to_the_ingest_function(
+    ingest_stack, consumers, stage_config
+) -> None:
+    # Given the dev stage's job_log_subscription (the SageMaker and Batch groups)
+    assert set(stage_config.job_log_subscription) == set(LOG_GROUPS)
+    ingest_id = consumers["ingest"]["function_id"]
+    filters = _resources(ingest_stack, "AWS::Logs::SubscriptionFilter")
+    # Then each group has one filter: every event, to the ingest function itself
+    by_group = {f["Properties"]["LogGroupName"]: f["Properties"] for f in filters.values()}
+    assert set(by_group) == set(LOG_GROUPS)
+    for props in by_group.values():
+        assert props["FilterPattern"] == ""
+        assert props["DestinationArn"] == {"Fn::GetAtt": [ingest_id, "Arn"]}
+    # And CloudWatch Logs may invoke it only from those groups, in this account
+    permissions = [
+        p["Properties"]
+        for p in _resources(ingest_stack, "AWS::Lambda::Permission").values()
+        if p["Properties"]["Principal"] == "logs.amazonaws.com"
+    ]
+    assert len(permissions) == len(LOG_GROUPS)
+    for p in permissions:
+        assert p["Action"] == "lambda:InvokeFunction"
+        assert p["FunctionName"] == {"Fn::GetAtt": [ingest_id, "Arn"]}
+        assert any(group in json.dumps(p["SourceArn"]) for group in LOG_GROUPS)
+    # And a delivery that keeps failing lands in the function's own async DLQ (alarmed)
+    assert "DeadLetterConfig" in consumers["ingest"]["function"]
+
+
+def test_the_log_parts_expire_with_the_tables_ttl(data, table_id) -> None:
+    ttl = data["Resources"][table_id]["Properties"]["TimeToLiveSpecification"]
+    assert ttl == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}

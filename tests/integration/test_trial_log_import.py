@@ -116,3 +116,36 @@ def test_an_unknown_format_name_is_a_422_naming_the_field(api):
         "POST", "/workloads/wl-logs/trials/import", body("megatron_llm_epfl.log", format="nope")
     )
     assert status == 422 and got["fields"] == ["format"] and "unknown log format" in got["message"]
+
+
+def test_explain_and_the_facts_a_log_cannot_say(api):
+    # Given a NeMo 2 excerpt that evaluates val_loss, the facts it cannot say and `explain`
+    nemo2 = LOGS / "corpus" / "nemo" / "bionemo-nemo2-training-epoch-iteration-lines.log"
+    text = nemo2.read_text()
+    request = {
+        "files": [{"name": "bionemo.log", "text": text}],
+        "phase": "baseline", "instance_type": "trn2.48xlarge", "instance_count": 2,
+        "region": "us-west-2", "precision": "bf16", "neuron_sdk_version": "2.20.0",
+        "parallelism": {"tensor": 8, "pipeline": 1, "data": 4},
+        "quality_metric": {"log_metric": "val_loss", "gate_metric": "eval_loss"},
+        "explain": True, "dry_run": True,
+    }  # fmt: skip
+    status, got = api("POST", "/workloads/wl-logs/trials/import", request)
+    # Then the record carries them, the quality read through the stated mapping
+    assert status == 200, got
+    candidate = got["trial"]["candidate"]
+    assert candidate["parallelism"]["tensor"] == 8 and candidate["precision"] == "bf16"
+    assert candidate["region"] == "us-west-2" and candidate["neuron_sdk_version"] == "2.20.0"
+    assert got["trial"]["quality"]["metric"] == "eval_loss"
+    assert got["trial"]["quality"]["value"] == 4.106
+    # And the explanation names each figure's lines and rule
+    figures = {f["figure"]: f for f in got["explain"]["figures"]}
+    assert figures["steps_done"]["value"] == 125 and figures["steps_done"]["lines"] == [[6, 6]]
+    assert "0-based" in figures["steps_done"]["rule"]
+
+
+def test_a_quality_mapping_to_another_metric_is_a_422_naming_the_field(api):
+    mapping = {"log_metric": "val_loss", "gate_metric": "accuracy"}
+    request = body("megatron_mixtral_h100.log", quality_metric=mapping)
+    status, got = api("POST", "/workloads/wl-logs/trials/import", request)
+    assert status == 422 and got["error"] == "domain_error" and got["fields"] == ["quality_metric"]

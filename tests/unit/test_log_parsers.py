@@ -39,9 +39,11 @@ def record(tl, results, status=TrialStatus.completed, **wl):
     )  # fmt: skip
 
 
-# (file, format, lines matched, work unit, work done) on the real published lines
+# (file, format, lines matched, work unit, work done) on the real published lines. A progress
+# bar counts from the run's start: NxD Training's bar 191/301501 [59:48…] consumed 24,320
+# samples in its 59:48, so that is the work on its clock (not the 256 of its last two lines)
 REAL = [
-    ("nxdt_llama3_8b_pretrain.log", "nemo", 6, "samples", 256.0),
+    ("nxdt_llama3_8b_pretrain.log", "nemo", 6, "samples", 24320.0),
     ("nxdt_llama3_8b_dpo.log", "nemo", 6, "samples", 64.0),
     ("nemo2_bionemo_esm2.log", "nemo", 6, "samples", 5.0),
     ("megatron_mixtral_h100.log", "megatron", 3, "samples", 256.0),
@@ -49,9 +51,9 @@ REAL = [
     ("neuron_bert_tutorial.log", "neuron_log", 8, "steps", 7.0),
     ("neuron_bert_tutorial_phase2.log", "neuron_log", 7, "steps", 6.0),
     ("nxd_llama_tp_pp_constructed.log", "nxd_examples", 5, "steps", 5.0),
-    ("hf_trainer_tf_glue.log", "hf_trainer", 3, "samples", 640.0),
+    ("hf_trainer_tf_glue.log", "hf_trainer", 4, "samples", 640.0),
     ("trainer_state_t5_summarization.json", "hf_trainer_state", 8, "steps", 215337.0),
-    ("lightning_progress.log", "lightning", 10, "steps", 5.0),
+    ("lightning_progress.log", "lightning", 12, "steps", 5.0),
 ]
 
 
@@ -80,7 +82,8 @@ def test_megatron_samples_per_second_is_the_global_batch_over_the_iteration_time
 
 def test_the_compile_cache_lines_give_compile_seconds_and_misses() -> None:
     tl, (first,) = read("neuron_compile_cache_mlp.log")
-    assert first.format is None and first.companions == {"neuron_compile": 8}
+    # the tutorial's `Train throughput (iter/sec)` / `Final loss is` lines are its training
+    assert first.format == "neuron_log" and first.companions == {"neuron_compile": 8}
     # two cache misses, timed from "No candidate found" to "Exiting with a successfully
     # compiled graph": 16:15:00.000947 → 16:18:05.000843 and 16:18:05.000957 → 16:18:12.000912
     assert tl.compile_misses == 2 and sum(tl.compile_s) == pytest.approx(184.999896 + 6.999955)
@@ -122,7 +125,8 @@ def test_status_is_inferred_when_not_given() -> None:
     tl, results = read("megatron_mixtral_h100.log")
     got = record(tl, results, status=None)
     assert got.trial.status == "stopped" and not got.trial.usable_for_throughput
-    assert any("does not show the end of training" in n for n in got.trial.notes)
+    # iteration 73/100 is the last line: the counter stops short of its total
+    assert any("stops short of its total (73 of 100)" in n for n in got.trial.notes)
 
 
 # -- truncated and corrupted copies ----------------------------------------------------------
@@ -184,16 +188,30 @@ def test_a_forced_format_that_matches_nothing_is_refused() -> None:
 def test_a_restart_is_a_failure_and_redone_steps_are_not_quality_meeting() -> None:
     lines = [
         f"step {s} step_time 2.0s throughput 100.0 seq/s step loss 1.0 grad norm 1.0"
-        for s in (1, 2, 3, 4, 3, 4, 5)
+        for s in (1, 2, 3, 4, 5, 6, 3, 4, 5, 6, 7)
     ]
     tl, results = read("r.log", data={"r.log": "\n".join(lines).encode()}, global_batch=200)
     got = record(tl, results, model={"name": "small", "parameters": 1e8})
     assert got.excluded == []
     assert got.trial.reliability.failures == 1
-    # steps 1..4 (from 0: the run began in the log), back to 3, then 4 and 5: 6 steps done,
-    # 5 of them new (the redone step 4 is not quality-meeting work)
-    assert got.trial.work.done == 6 * 200
-    assert got.trial.work.quality_meeting == 5 * 200
+    # steps 1..6 (from 0: the run began in the log), back to 3, then 4..7: 10 steps done,
+    # 7 of them new (the redone steps 4..6 are not quality-meeting work)
+    assert got.trial.work.done == 10 * 200
+    assert got.trial.work.quality_meeting == 7 * 200
+
+
+def test_a_step_printed_again_by_another_rank_is_read_once_not_a_restart() -> None:
+    # torchrun without prefixes: two ranks print the same steps, a line or two apart
+    lines = [
+        f"step {s} step_time 2.0s throughput 100.0 seq/s step loss 1.0 grad norm 1.0"
+        for s in (1, 2, 1, 3, 2, 4, 3, 5, 4, 5)
+    ]
+    tl, results = read("d.log", data={"d.log": "\n".join(lines).encode()}, global_batch=200)
+    got = record(tl, results, model={"name": "small", "parameters": 1e8})
+    assert got.trial.reliability.failures == 0 and tl.duplicates == 4
+    assert got.trial.work.done == got.trial.work.quality_meeting == 5 * 200
+    (skipped,) = tl.reading().skipped
+    assert skipped["count"] == 4 and "another rank's copy" in skipped["why"]
 
 
 def test_events_carry_the_time_of_their_cloudwatch_event() -> None:

@@ -1,12 +1,15 @@
 """`trncost trial import FILE… --workload ID --phase P --instance-type T --instance-count N
-[--format auto|NAME] [--dry-run] [--json]`: a trial record from the trial's own training logs.
+[--format auto|NAME] [--parallelism tp=8,pp=1,dp=4] [--precision bf16] [--neuron-sdk-version V]
+[--quality-metric val_loss=eval_loss] [--explain] [--dry-run] [--json]`: a trial record from
+the trial's own training logs.
 
 The files are streamed here (a 1 GB log in bounded memory) in their detected formats into one
 trial; TensorBoard event files are read with TensorBoard's reader. With --dry-run the record
 is printed and nothing is sent: the workload comes from --workload-file, else a stand-in
 (target in --unit, no quality gate, no MFU check: the note says so). Otherwise the workload is
 read from the API and the record is written with POST /workloads/{id}/trials. A log in no
-known format exits 2 naming every format tried and why it did not match.
+known format exits 2 naming every format tried and why it did not match. What a log cannot
+say and --explain: `trncost_client.cli.log_facts`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from trncost.errors import (
     first_validation_error,
     format_validation_error,
 )
-from trncost_client.cli import flags
+from trncost_client.cli import flags, log_facts
 from trncost_client.cli.output import fail, number, print_json
 from trncost_client.cli.runtime import add_url_option
 from trncost_client.files import (
@@ -152,6 +155,10 @@ def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
         global_batch_size=args.global_batch_size,
         seq_length=args.seq_length,
         format=args.format,
+        precision=args.precision,
+        parallelism=args.parallelism,
+        neuron_sdk_version=args.neuron_sdk_version,
+        quality_metric=args.quality_metric,
     )
     try:
         workload, stand_in = _workload(args)
@@ -192,10 +199,17 @@ def cmd_trial_import(args: argparse.Namespace, console: Console) -> int:
         "not_measured": built.not_measured,
         "excluded": built.excluded,
     }
+    explain = None
+    if args.explain:
+        from trncost.metrics.logs.explain import explanation
+
+        explain = payload["explain"] = explanation(timeline, results, trial)
     if args.json:
         print_json(payload)
         return 0
     _print(console, payload, trial)
+    if explain is not None:
+        log_facts.print_explanation(console, explain)
     return 0
 
 
@@ -277,6 +291,7 @@ def add_commands(trial_sub: argparse._SubParsersAction[argparse.ArgumentParser])
         choices=["tokens", "samples", "steps"],
         help="the stand-in workload's unit (--dry-run without --workload-file)",
     )
+    log_facts.add_arguments(p)
     p.add_argument("--dry-run", action="store_true", help="print the record; send nothing")
     p.add_argument("--json", action="store_true")
     add_url_option(p, "the API (not used with --dry-run)")

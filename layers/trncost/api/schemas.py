@@ -162,6 +162,11 @@ class TrialLogImportView(Schema):
     measured: list[str] = Field(description="figures the logs measured (see trial.provenance)")
     not_measured: list[str]
     excluded: list[str] = Field(description="why the trial cannot count (impossible numbers)")
+    explain: dict[str, Any] | None = Field(
+        default=None,
+        description="with `explain`: `figures` (as the log states them) and `record` (the "
+        "record's), each with its file, lines and rule; `skipped` lines with the reason",
+    )
 
 
 class WorkloadView(Schema):

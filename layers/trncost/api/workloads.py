@@ -69,9 +69,21 @@ def import_trial_logs(workload_id: Id, body: TrialLogImport) -> tuple[TrialLogIm
         global_batch_size=body.global_batch_size,
         seq_length=body.seq_length,
         format=body.format,
+        precision=body.precision,
+        parallelism=body.parallelism,
+        neuron_sdk_version=body.neuron_sdk_version,
+        quality_metric=(
+            None
+            if body.quality_metric is None
+            else (body.quality_metric.log_metric, body.quality_metric.gate_metric)
+        ),
     )
     done = services().log_imports.import_text(
-        workload_id, [(f.name, f.text) for f in body.files], facts, dry_run=body.dry_run
+        workload_id,
+        [(f.name, f.text) for f in body.files],
+        facts,
+        dry_run=body.dry_run,
+        explain=body.explain,
     )
     view = TrialLogImportView(
         trial=done.trial,
@@ -80,6 +92,7 @@ def import_trial_logs(workload_id: Id, body: TrialLogImport) -> tuple[TrialLogIm
         measured=done.measured,
         not_measured=done.not_measured,
         excluded=done.excluded,
+        explain=done.explain,
     )
     return view, 201 if done.recorded else 200
 

@@ -11,10 +11,15 @@ Where the logs are (AWS documentation):
   `container.logStreamName` (the state-change event carries DescribeJobs' job shape; without
   it, DescribeJobs is asked).
 
-Reads: GetLogEvents from the head (`startFromHead`), within the job's window, following
-`nextForwardToken` until it repeats; at most MAX_CALLS calls per job (each returns at most
-10,000 events or 1 MB), a note saying so when the cap cut the read. The client comes from
-`trncost.aws` (standard retries: throttling retried there); `calls` counts the calls.
+Where the job's log streams were subscribed (the stage's `job_log_subscription`: a CloudWatch
+Logs subscription filter delivers every batch of events to the ingest as it is written,
+services/job_log_stream.py), the stream is read from the parts it left (store/joblogs.py), in
+event order: every line, however long the job ran, and the record says so (the lines the
+stream received and read). Otherwise, GetLogEvents from the head (`startFromHead`), within the
+job's window, following `nextForwardToken` until it repeats; at most MAX_CALLS calls per job
+(each returns at most 10,000 events or 1 MB), a note saying so when the cap cut the read. The
+client comes from `trncost.aws` (standard retries: throttling retried there); `calls` counts
+the calls.
 """
 
 from __future__ import annotations
@@ -22,19 +27,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trncost import aws
 from trncost.metrics.jobs import JobContext, JobSource
 from trncost.metrics.logs import FORMATS
-from trncost.metrics.logs.scan import FileResult, Reader
+from trncost.metrics.logs.scan import EventReading, FileResult, Reader
 from trncost.metrics.logs.timeline import Timeline
+
+if TYPE_CHECKING:
+    from trncost.store.joblogs import JobLogStore
 
 SAGEMAKER_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 BATCH_LOG_GROUP = "/aws/batch/job"
 LOG_GROUPS = (SAGEMAKER_LOG_GROUP, BATCH_LOG_GROUP)
 MAX_CALLS = 400  # GetLogEvents + DescribeLogStreams calls per job (≈ 400 MB of logs at most)
 MAX_STREAMS = 20  # restarts of the leader read, at most
+
+
+def leader_stream(stream: str) -> bool:
+    """A SageMaker stream of the job's leader host (`<job>/algo-1-<epoch seconds>`)."""
+    return "/algo-1-" in stream
 
 
 @dataclass
@@ -44,6 +57,8 @@ class JobLogs:
     results: list[FileResult] = field(default_factory=list)
     streams: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    lines_received: int = 0  # lines the subscription delivered (its running counts)
+    lines_read: int = 0  # lines read, from the parts or GetLogEvents
 
 
 class JobLogsReader(aws.RegionalAdapter):
@@ -55,10 +70,12 @@ class JobLogsReader(aws.RegionalAdapter):
         client: Any = None,
         batch_client: Any = None,
         max_calls: int = MAX_CALLS,
+        parts: JobLogStore | None = None,
     ) -> None:
         super().__init__(region, client)
         self._batch = batch_client
         self.max_calls = max_calls
+        self.parts = parts
 
     @property
     def batch(self) -> Any:
@@ -124,6 +141,35 @@ class JobLogsReader(aws.RegionalAdapter):
                 return
             token = forward
 
+    @staticmethod
+    def _counted(events: Iterator[tuple[int, str]], out: JobLogs) -> Iterator[tuple[int, str]]:
+        for event in events:
+            out.lines_read += 1
+            yield event
+
+    def _from_parts(self, reader: Reader, group: str, stream: str, name: str, out: JobLogs) -> bool:
+        """The stream as the subscription delivered it (False when it left no parts)."""
+        counts = None if self.parts is None else self.parts.counts(group, stream)
+        if counts is None or self.parts is None:
+            return False
+        reading = EventReading(reader, name)
+        offset = 0
+        for part in self.parts.parts(group, stream):
+            for at, ms, message in part.lines:
+                reading.add(ms, message, number=offset + at + 1)
+            offset += part.events
+        out.results.append(reading.result(lines=offset))
+        out.lines_received += counts.events
+        out.lines_read += offset
+        dropped = counts.events - offset
+        out.notes.append(
+            f"{name}: read whole from the CloudWatch Logs subscription: {offset:,} of the "
+            f"{counts.events:,} lines the stream received ({counts.parts:,} deliveries), "
+            f"{counts.kept:,} of them a log format's"
+            + (f"; {dropped:,} lines missing" if dropped else "")
+        )
+        return True
+
     def read(
         self,
         ctx: JobContext,
@@ -149,7 +195,9 @@ class JobLogsReader(aws.RegionalAdapter):
             name = f"{group}/{stream}"
             out.streams.append(name)
             try:
-                out.results.append(reader.read_events(name, self.events(group, stream, start, end)))
+                if not self._from_parts(reader, group, stream, name, out):
+                    events = self._counted(self.events(group, stream, start, end), out)
+                    out.results.append(reader.read_events(name, events))
             except LogFormatError as exc:
                 out.notes.append(f"{name}: {exc}")
             except Exception as exc:

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trncost.model.analysis import Credits
 from trncost.model.assumptions import Assumptions, PartialAssumptions
-from trncost.model.candidate import Candidate
-from trncost.model.common import Identifier, InstanceType, PositiveFloat, Region
+from trncost.model.candidate import Candidate, Parallelism, Precision
+from trncost.model.common import Identifier, InstanceType, Name, PositiveFloat, Region
 from trncost.model.price import PriceSnapshot
 from trncost.model.trial import Phase, TimingScope, TrialRun, TrialStatus
 from trncost.model.workload import Workload
@@ -96,6 +96,13 @@ class LogFile(Request):
     text: str = Field(description="the log's text (training stdout, trainer_state.json, ...)")
 
 
+class QualityMetricMapping(Request):
+    """The log's evaluation name read as the quality gate's metric (stated, never guessed)."""
+
+    log_metric: Name = Field(description="the name the log prints, e.g. val_loss")
+    gate_metric: Name = Field(description="the workload's quality gate metric, e.g. eval_loss")
+
+
 class TrialLogImport(Request):
     """A trial's own training logs, and what they cannot say about it."""
 
@@ -120,7 +127,24 @@ class TrialLogImport(Request):
     code_version: str | None = Field(default=None, max_length=256)
     dataset_id: str | None = Field(default=None, max_length=256)
     timing_scope: TimingScope | None = None
+    precision: Precision | None = Field(
+        default=None, description="the matrix-math precision the trial ran at (the MFU check's)"
+    )
+    parallelism: Parallelism | None = Field(
+        default=None, description="tensor, pipeline, data (and expert) parallel degrees"
+    )
+    neuron_sdk_version: Name | None = Field(default=None, description="e.g. 2.20.0")
+    quality_metric: QualityMetricMapping | None = Field(
+        default=None,
+        description="read the log's evaluation result of this name as the quality gate's "
+        "metric (e.g. val_loss as eval_loss); omitted: only a result named as the gate's metric",
+    )
     dry_run: bool = Field(default=False, description="build the record, do not write it")
+    explain: bool = Field(
+        default=False,
+        description="also answer, for each figure, the lines it came from and the rule that "
+        "read them, and the lines skipped and why",
+    )
 
 
 class SnapshotRequest(Request):

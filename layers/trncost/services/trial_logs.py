@@ -9,21 +9,29 @@ match); more text than LOG_IMPORT_MAX_BYTES is refused (PayloadTooLarge: 413).
 
 The trial id defaults to one derived from the logs' content, so the same import sent twice
 records once: the second answer is the first record (`recorded` false).
+
+What the logs cannot say comes with the facts (`TrialFacts`): the precision, the parallelism
+and the Neuron SDK version (the candidate's), the region, and an explicit quality mapping (the
+log's `val_loss` read as the gate's `eval_loss`: never by guess). `explain` adds, for each
+figure, the lines it came from and the rule that read them, and the lines skipped and why
+(`metrics.logs.explain`).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from trncost.errors import Conflict, DomainError, PayloadTooLarge
 from trncost.metrics.logs import FORMATS
+from trncost.metrics.logs.explain import explanation
 from trncost.metrics.logs.scan import FileResult, Reader
 from trncost.metrics.logs.timeline import Timeline
 from trncost.metrics.logs.trial import LogTrial, trial_from_logs
 from trncost.model import Phase, TimingScope, TrialRun, TrialStatus, Workload
+from trncost.model.candidate import Parallelism, Precision
 from trncost.services.trials import TrialService
 
 LOG_IMPORT_MAX_BYTES = 5 * 2**20  # the log text of one API import (Lambda takes ≤ 6 MB)
@@ -52,6 +60,10 @@ class TrialFacts:
     global_batch_size: float | None = None
     seq_length: float | None = None
     format: str = "auto"
+    precision: Precision | None = None
+    parallelism: Parallelism | None = None
+    neuron_sdk_version: str | None = None
+    quality_metric: tuple[str, str] | None = None  # (the log's name, the gate's metric)
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,7 @@ class LogImport:
     excluded: list[str]
     recorded: bool = False
     notes: list[str] = field(default_factory=list)
+    explain: dict[str, object] | None = None
 
 
 def read_logs(
@@ -115,6 +128,10 @@ class LogImportService:
             code_version=facts.code_version,
             dataset_id=facts.dataset_id,
             timing_scope=facts.timing_scope,
+            precision=facts.precision,
+            parallelism=facts.parallelism,
+            neuron_sdk_version=facts.neuron_sdk_version,
+            quality_metric=facts.quality_metric,
         )
 
     def import_text(
@@ -124,6 +141,7 @@ class LogImportService:
         facts: TrialFacts,
         *,
         dry_run: bool = False,
+        explain: bool = False,
     ) -> LogImport:
         """The API's import: log texts (name, text), capped in size."""
         if not files:
@@ -140,9 +158,12 @@ class LogImportService:
             )
         workload = self.trials.workload(workload_id)
         timeline, results = read_logs(raw, facts)
-        return self.record(
+        done = self.record(
             workload, timeline, results, facts, _digest(raw, facts, workload_id), dry_run=dry_run
         )
+        if explain:
+            done = replace(done, explain=explanation(timeline, results, done.trial))
+        return done
 
     def record(
         self,

@@ -22,6 +22,11 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
                       gsi1 ACTUALS / <wid>#<id>#<source>#<period>#<delivery>
                       (one estimate's billed lines of one billing period from one source, as one
                       delivery brought them; only the delivery its CURRENT item names is read)
+    job log part      pk JOBLOG#<group>#<stream>  sk PART#<first event id>#<n>   (expires_at)
+    job log counts    pk JOBLOG#<group>#<stream>  sk COUNTS                      (expires_at)
+
+`expires_at` (epoch seconds) is the table's TTL attribute: a job's log parts go after
+JOB_LOG_TTL_S.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ class TableSchema:
     sort_key: KeyAttr
     indexes: tuple[GlobalIndex, ...]
     billing_mode: str = "PAY_PER_REQUEST"
+    ttl_attribute: str | None = None  # epoch seconds after which DynamoDB deletes the item
 
     def create_table_kwargs(self, table_name: str) -> dict[str, Any]:
         """Arguments for boto3 `create_table` (moto, the local runtime, tests)."""
@@ -81,10 +87,12 @@ class TableSchema:
         }
 
 
+TTL_ATTRIBUTE = "expires_at"
 TABLE = TableSchema(
     partition_key=KeyAttr("pk"),
     sort_key=KeyAttr("sk"),
     indexes=(GlobalIndex("gsi1", KeyAttr("gsi1pk"), KeyAttr("gsi1sk")),),
+    ttl_attribute=TTL_ATTRIBUTE,
 )
 
 # Key builders: the only place item keys are spelled.
@@ -193,3 +201,16 @@ def actuals_gsi_sk(
     workload_id: str, estimate_id: str, source: str, period: str, delivery: str
 ) -> str:
     return f"{workload_id}#{estimate_id}#{source}#{period}#{delivery}"
+
+
+JOB_LOG_PART_PREFIX = "PART#"
+JOB_LOG_COUNTS_SK = "COUNTS"
+
+
+def job_log_pk(group: str, stream: str) -> str:
+    return f"JOBLOG#{group}#{stream}"
+
+
+def job_log_part_sk(first_event_id: str, piece: int) -> str:
+    """Parts sort in event order: CloudWatch event ids are equal-length decimal strings."""
+    return f"{JOB_LOG_PART_PREFIX}{first_event_id}#{piece:03d}"

@@ -10,7 +10,14 @@ files are one JSON document (trainer_state.json, a compile report) sets `whole_f
 implements `parse_document`.
 
 Observations go to a `Sink` (`metrics.logs.timeline.Timeline`): `step(Step)` for a logged
-training step or interval, `event(kind, line, ...)` for everything else (see `EventKind`).
+training step or interval, `event(kind, line, ...)` for everything else (see `EventKind`),
+`skip(line, why)` for a line of the format's that is deliberately not used (another rank's
+copy, an evaluation's progress bar, ...: `trial import --explain` lists them).
+
+A line reaches `parse` cleaned (`metrics.logs.text.clean`): ANSI colours and CloudWatch's
+`#015` / `#033[A` escapes decoded, launcher prefixes (`[1,0]<stdout>:`, `[default7]:`,
+`[rank0]:`) removed, carriage-return refreshes split: each part is parsed on its own, with the
+line's number.
 """
 
 from __future__ import annotations
@@ -43,6 +50,15 @@ class EventKind(StrEnum):
     samples_per_second = "samples_per_second"  # the log's own average over the run
     global_batch = "global_batch"  # global batch size (`value`), from a config line
     seq_length = "seq_length"  # sequence length (`value`), from a config line
+    eval_seconds = "eval_seconds"  # one evaluation took `value` s; `text`: what identifies it
+    # (two ranks printing the same evaluation give the same text: counted once)
+    steps_total = "steps_total"  # the run's planned steps (`value`): a banner, max_steps
+    steps_done = "steps_done"  # the run's own step count at its end (`value`: global_step)
+    compile_wall = "compile_wall"  # a whole compile phase took `value` s (neuron_parallel_compile)
+    trial_run = "trial_run"  # neuron_parallel_compile's trial run begins (`value` 1) / ends (0)
+    throughput = "throughput"  # the log's own rate `value` in unit `text`, outside a step line
+    loss = "loss"  # a training loss `value` printed outside a step line (a final loss)
+    stopped = "stopped"  # the log says training stopped before its end (`text`: why)
 
 
 @dataclass(slots=True)
@@ -59,6 +75,14 @@ class Step:
     global_batch: float | None = None
     at: float | None = None  # epoch seconds, from the line's own timestamp
     elapsed_s: float | None = None  # seconds since training began, as the line says
+    # as the line prints it (the figures `trial import --explain` shows):
+    shown: float | None = None  # the step counter as printed (else `step`)
+    total: float | None = None  # the run's planned steps, as printed (`n/N`)
+    rate: float | None = None  # the log's own rate on this line ...
+    rate_unit: str | None = None  # ... in its unit: it/s, samples/s, seq/s or tokens/s
+    from_start: bool = False  # `step` and `elapsed_s` count from the run's start (a bar)
+    rule: str | None = None  # what read it, for the explanation
+    evidence: bool = True  # counts toward detecting the format (False: a shape others print)
 
 
 class Sink(Protocol):
@@ -77,6 +101,9 @@ class Sink(Protocol):
     def reject(self, line: int, why: str) -> None:
         """A number the line holds that cannot be a measurement (negative time, NaN rate)."""
 
+    def skip(self, line: int, why: str) -> None:
+        """A line of the format's not used, and why (for the explanation)."""
+
 
 class LogFormat:
     """One log format. Subclasses set the class attributes and `parse` (or, for JSON
@@ -91,6 +118,18 @@ class LogFormat:
     whole_file: ClassVar[bool] = False
     training: ClassVar[bool] = True  # False: a companion format (compile lines) only
     priority: ClassVar[int] = 50  # the more specific format wins a tie
+    fallback: ClassVar[bool] = False  # chosen only when no other training format matches
+    splittable: ClassVar[bool] = False  # its lines stand alone: a file may be read in parts
+
+    def continued(self, text: str) -> bool:
+        """True when `text` (a record of this format) was cut by a hard wrap and the next
+        physical line carries on with it (Megatron's long iteration line pasted from a
+        terminal): the scanner then joins the next lines to it."""
+        return False
+
+    def starts_record(self, text: str) -> bool:
+        """True when `text` begins a record of its own (a hard-wrapped record stops there)."""
+        return True
 
     def parse(self, line: str, number: int, sink: Sink) -> bool:
         """Observations of one candidate line; False when the line is not this format's."""
@@ -101,6 +140,9 @@ class LogFormat:
     # turns one into observations. Lines it matched are not parsed again by `parse`.
     bulk: ClassVar[re.Pattern[bytes] | None] = None
     bulk_keys: ClassVar[tuple[bytes, ...] | None] = None  # the keys left beside `bulk`
+    # the format's lines `bulk` may not match (one more C regex over the buffer): those it
+    # did not are read line by line
+    bulk_rest: ClassVar[re.Pattern[bytes] | None] = None
 
     def parse_match(self, m: re.Match[bytes], prefix: bytes, number: int, sink: Sink) -> None:
         """Observations of one `bulk` match; `prefix`: its line before the match."""

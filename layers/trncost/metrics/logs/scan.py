@@ -7,28 +7,49 @@ holding one are decoded and parsed in Python. Line numbers come from counting ne
 
 Detection: until a training format has yielded a step, every format parses the candidate
 lines into a scratch counter; the first chunk where one does decides (the most steps, then
-the more specific format), and that chunk is parsed again for real. Companion formats (the
-Neuron compiler's lines) are always read beside the chosen one. From then on the other
-training formats' step lines (their `step_keys`) are only counted: a file with mixed formats
-is read in its main format, the rest reported as lines of other formats.
+the more specific format; a `fallback` format only when no other has a step), and that chunk
+is parsed again for real. Companion formats (the Neuron compiler's lines) are always read
+beside the chosen one. From then on the other training formats' step lines (their
+`step_keys`) are only counted: a file with mixed formats is read in its main format, the rest
+reported as lines of other formats (each such format is looked for in every chunk when the
+first chunk shows it: a search costs a pass over the buffer).
+
+Every candidate line is cleaned first (`metrics.logs.text.clean`: ANSI colours, CloudWatch's
+`#015`/`#033` escapes, launcher prefixes) and split at carriage returns; a file whose lines
+carry rank prefixes is read in the first rank it shows (the other ranks' copies are skipped,
+with the reason). A record a terminal hard-wrapped (`LogFormat.continued`) is joined with the
+lines that carry on with it. The bulk path (one regex over the buffer) is taken only for a
+chunk with none of these shapes in it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from trncost.errors import LogFormatError
 from trncost.metrics.logs.base import EventKind, LogFormat, Step
+from trncost.metrics.logs.chunks import Ranks, hits, holds, line_starts, parse_line, read_chunk
 from trncost.metrics.logs.timeline import Timeline
 
 CHUNK_BYTES = 8 * 2**20
 MAX_DOCUMENT_BYTES = 64 * 2**20  # a JSON document larger than this is read as lines
 MAX_PENDING = 50_000  # log events kept until the format is known
+DETECT_LINES = 20_000  # candidate lines a format parses, at most, to be detected
+DETECT_BYTES = 2**20  # a chunk's head the formats are first detected in
+# events that show a training run (a summary, a final loss or rate) count like steps
+_TRAINING_EVENTS = frozenset(
+    {
+        EventKind.runtime,
+        EventKind.samples_per_second,
+        EventKind.loss,
+        EventKind.throughput,
+        EventKind.steps_done,
+    }
+)
 
 
 @dataclass
@@ -69,13 +90,17 @@ class _Counter:
         self.steps = 0  # steps, and run summaries (a Trainer's train_runtime line)
 
     def step(self, s: Step) -> None:
-        self.steps += 1
+        if s.evidence:
+            self.steps += 1
 
     def event(self, kind: EventKind, line: int, **_: Any) -> None:
-        if kind in (EventKind.runtime, EventKind.samples_per_second):
+        if kind in _TRAINING_EVENTS:
             self.steps += 1
 
     def reject(self, line: int, why: str) -> None:
+        return None
+
+    def skip(self, line: int, why: str) -> None:
         return None
 
 
@@ -97,69 +122,8 @@ class _Timed:
     def reject(self, line: int, why: str) -> None:
         self.inner.reject(line, why)
 
-
-def _line_starts(keys: tuple[bytes, ...], buf: bytes) -> list[int]:
-    """The start of every line of `buf` holding one of `keys` (bytes.find: memory speed)."""
-    starts: set[int] = set()
-    find, rfind = buf.find, buf.rfind
-    for key in keys:
-        pos = find(key)
-        while pos >= 0:
-            start = rfind(b"\n", 0, pos) + 1
-            starts.add(start)
-            end = find(b"\n", pos)
-            if end < 0:
-                break
-            pos = find(key, end + 1)
-    return sorted(starts)
-
-
-def _hits(fmt: LogFormat, buf: bytes, first_line: int) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every line of `buf` that holds one of the format's keys."""
-    line, counted_to = first_line, 0
-    count, find = buf.count, buf.find
-    for start in _line_starts(fmt.keys, buf):
-        end = find(b"\n", start)
-        if end < 0:
-            end = len(buf)
-        line += count(b"\n", counted_to, start)
-        counted_to = start
-        yield line, buf[start:end].decode("utf-8", "replace")
-
-
-def _read_chunk(fmt: LogFormat, buf: bytes, first_line: int, sink: Timeline, v: Verdict) -> None:
-    """Every line of `buf` that is `fmt`'s, in order: its bulk matches (one regex over the
-    buffer) merged with the other lines holding one of its keys."""
-    rfind, find, count = buf.rfind, buf.find, buf.count
-    items: list[tuple[int, re.Match[bytes] | None]] = []
-    handled: set[int] = set()
-    if fmt.bulk is not None:
-        for found in fmt.bulk.finditer(buf):
-            start = rfind(b"\n", 0, found.start()) + 1
-            if start not in handled:
-                handled.add(start)
-                items.append((start, found))
-    keys = fmt.bulk_keys if fmt.bulk is not None and fmt.bulk_keys is not None else fmt.keys
-    items += [(start, None) for start in _line_starts(keys, buf) if start not in handled]
-    if handled:
-        items.sort(key=lambda item: item[0])
-    line, counted_to = first_line, 0
-    for start, m in items:
-        line += count(b"\n", counted_to, start)
-        counted_to = start
-        v.candidate_lines += 1
-        if m is not None:
-            fmt.parse_match(m, buf[start : m.start()], line, sink)
-            v.matched_lines += 1
-            continue
-        end = find(b"\n", start)
-        text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "replace")
-        if fmt.parse(text, line, sink):
-            v.matched_lines += 1
-
-
-def _holds(keys: tuple[bytes, ...], raw: bytes) -> bool:
-    return any(k in raw for k in keys)
+    def skip(self, line: int, why: str) -> None:
+        self.inner.skip(line, why)
 
 
 class Reader:
@@ -195,7 +159,7 @@ class Reader:
                 continue
             fmt = cls()
             if fmt.matches_document(doc):
-                self.timeline.use(name, fmt.name)
+                self.timeline.use(name, fmt.name, companion=not fmt.training)
                 used = fmt.parse_document(doc, self.timeline)
                 return FileResult(
                     file=name,
@@ -245,9 +209,49 @@ class Reader:
         return self.read_stream(name, io.BytesIO(data), len(data))
 
     def read_path(self, path: str) -> FileResult:
-        name = os.path.basename(path)
+        """A file: a large one in a format whose lines stand alone on two cores
+        (`metrics.logs.parallel`), the same record as read serially."""
+        from trncost.metrics.logs import parallel
+
+        name, size = os.path.basename(path), os.path.getsize(path)
+        if parallel.usable(size):
+            with open(path, "rb") as stream:
+                head = stream.read(CHUNK_BYTES)
+            head = head[: head.rfind(b"\n") + 1]
+            if head.lstrip()[:1] != b"{":
+                training, _ = self._candidates()
+                verdicts = {f.name: Verdict(f.name) for f in training}
+                chosen = self._detect(training, verdicts, head, 1)
+                if chosen is not None and chosen.splittable:
+                    return parallel.read_path(self, path, chosen.name, size)
         with open(path, "rb") as stream:
-            return self.read_stream(name, stream, os.path.getsize(path))
+            return self.read_stream(name, stream, size)
+
+    def read_range(
+        self, name: str, path: str, start: int, end: int | None = None, chosen: str | None = None
+    ) -> FileResult:
+        """Lines of `path` from byte `start` (a line's start) to `end`, in format `chosen`."""
+        with open(path, "rb") as stream:
+            stream.seek(start)
+            left = None if end is None else end - start
+
+            def chunks() -> Iterator[bytes]:
+                nonlocal left
+                carry = b""
+                while left is None or left > 0:
+                    more = stream.read(CHUNK_BYTES if left is None else min(CHUNK_BYTES, left))
+                    if not more:
+                        break
+                    if left is not None:
+                        left -= len(more)
+                    buf = carry + more
+                    cut = buf.rfind(b"\n") + 1
+                    yield buf[:cut]
+                    carry = buf[cut:]
+                if carry:
+                    yield carry
+
+            return self._lines(name, chunks(), chosen)
 
     def _candidates(self) -> tuple[list[LogFormat], list[LogFormat]]:
         line_formats = [f for f in self.formats if not f.whole_file]
@@ -260,36 +264,48 @@ class Reader:
             [f() for f in line_formats if not f.training],
         )
 
-    def _lines(self, name: str, chunks: Iterable[bytes]) -> FileResult:  # noqa: C901
+    def _lines(  # noqa: C901
+        self, name: str, chunks: Iterable[bytes], chosen_name: str | None = None
+    ) -> FileResult:
         tl = self.timeline
         training, companions = self._candidates()
         verdicts = {f.name: Verdict(f.name) for f in (*training, *companions)}
-        chosen: LogFormat | None = None
+        chosen = next((f for f in training if f.name == chosen_name), None)
+        # the other formats whose step lines the first chunk read shows: counted in every chunk
+        # (a pass over the buffer per format; a format absent from the first is not looked for)
+        others: list[LogFormat] | None = None
+        ranks = Ranks()
         lines = 0
         for buf in chunks:
             first_line = lines + 1
             for comp in companions:
-                tl.use(name, comp.name)
-                for number_, text in _hits(comp, buf, first_line):
+                tl.use(name, comp.name, companion=True)
+                for number_, text in hits(comp, buf, first_line):
                     v = verdicts[comp.name]
                     v.candidate_lines += 1
-                    if comp.parse(text, number_, tl):
+                    if parse_line(comp, text, number_, tl, ranks):
                         v.matched_lines += 1
             if chosen is None:
-                chosen = self._detect(training, verdicts, buf, first_line)
+                head = buf[: buf.rfind(b"\n", 0, DETECT_BYTES) + 1]
+                big = len(buf) > DETECT_BYTES and head
+                chosen = self._detect(training, verdicts, head, first_line) if big else None
+                if chosen is None:
+                    chosen = self._detect(training, verdicts, buf, first_line)
                 if chosen is not None:
                     verdicts = {
                         k: (Verdict(k) if k in {t.name for t in training} else v)
                         for k, v in verdicts.items()
                     }
-                    self._count_others(training, chosen, verdicts, buf, first_line)
+                    others = self._count_others(training, chosen, verdicts, buf, first_line)
+            elif others is None:
+                others = self._count_others(training, chosen, verdicts, buf, first_line)
             else:
-                self._count_others(training, chosen, verdicts, buf, first_line)
+                self._count_others(others, chosen, verdicts, buf, first_line)
             if chosen is not None:
                 tl.use(name, chosen.name)
                 v = verdicts[chosen.name]
                 before = tl.steps_seen
-                _read_chunk(chosen, buf, first_line, tl, v)
+                read_chunk(chosen, buf, first_line, tl, v, ranks)
                 v.steps += tl.steps_seen - before
             lines += buf.count(b"\n")
         return self._result(name, chosen, training, companions, verdicts, lines)
@@ -301,19 +317,27 @@ class Reader:
         buf: bytes,
         first_line: int,
     ) -> LogFormat | None:
-        best: tuple[int, int, LogFormat] | None = None
-        for fmt in training:
+        """The format of the most steps in `buf` (the more specific on a tie), each parsing at
+        most DETECT_LINES candidates; a fallback format only when no other has a step."""
+        best: tuple[bool, int, int, LogFormat] | None = None
+        for fmt in sorted(training, key=lambda f: f.fallback):
+            if fmt.fallback and best is not None:
+                break
             scratch = type(fmt)()
             counter = _Counter()
+            ranks = Ranks()
             v = verdicts[fmt.name]
-            for number_, text in _hits(scratch, buf, first_line):
+            for number_, text in hits(scratch, buf, first_line):
                 v.candidate_lines += 1
-                if scratch.parse(text, number_, counter):
+                if parse_line(scratch, text, number_, counter, ranks):
                     v.matched_lines += 1
+                if v.candidate_lines >= DETECT_LINES:
+                    break
             v.steps += counter.steps
-            if counter.steps and (best is None or (counter.steps, fmt.priority) > best[:2]):
-                best = (counter.steps, fmt.priority, fmt)
-        return best[2] if best else None
+            score = (not fmt.fallback, counter.steps, fmt.priority)
+            if counter.steps and (best is None or score > best[:3]):
+                best = (*score, fmt)
+        return best[3] if best else None
 
     @staticmethod
     def _count_others(
@@ -322,17 +346,23 @@ class Reader:
         verdicts: dict[str, Verdict],
         buf: bytes,
         first_line: int,
-    ) -> None:
-        """Step lines of the other training formats that the chosen one does not read."""
+    ) -> list[LogFormat]:
+        """Step lines of the other training formats that the chosen one does not read; the
+        formats that had some."""
         find = buf.find
+        seen = []
         for fmt in training:
             if fmt is chosen or not fmt.step_keys:
                 continue
             v = verdicts[fmt.name]
-            for start in _line_starts(fmt.step_keys, buf):
+            starts = line_starts(fmt.step_keys, buf)
+            if starts:
+                seen.append(fmt)
+            for start in starts:
                 end = find(b"\n", start)
-                if not _holds(chosen.keys, buf[start : end if end >= 0 else len(buf)]):
+                if not holds(chosen.keys, buf[start : end if end >= 0 else len(buf)]):
                     v.candidate_lines += 1
+        return seen
 
     def _result(
         self,
@@ -381,75 +411,91 @@ class Reader:
         """Log events (epoch milliseconds, message), in order: each event's time stands for
         a line that prints none. Line numbers are event numbers in the stream (1-based).
         Events before the format is known are kept (up to MAX_PENDING) and read once it is."""
-        timed = _Timed(self.timeline)
-        training, companions = self._candidates()
-        verdicts = {f.name: Verdict(f.name) for f in (*training, *companions)}
-        scratch = {f.name: type(f)() for f in training}
-        counters = {f.name: _Counter() for f in training}
-        chosen: LogFormat | None = None
-        pending: list[tuple[int, int, str]] = []
-        count = 0
-        for count, (ms, message) in enumerate(events, start=1):
-            timed.at = ms / 1000
-            raw = message.encode("utf-8", "replace")
-            for comp in companions:
-                if _holds(comp.keys, raw):
-                    self.timeline.use(name, comp.name)
-                    verdicts[comp.name].candidate_lines += 1
-                    if comp.parse(message, count, timed):
-                        verdicts[comp.name].matched_lines += 1
-            if chosen is None:
-                chosen = self._detect_event(
-                    training, scratch, counters, verdicts, raw, message, count
-                )
-                if chosen is None:
-                    if len(pending) < MAX_PENDING:
-                        pending.append((count, ms, message))
-                    continue
-                verdicts[chosen.name] = Verdict(chosen.name)
-                for number_, at_ms, text in pending:
-                    timed.at = at_ms / 1000
-                    self._event(name, chosen, verdicts, number_, text, text.encode(), timed)
-                pending.clear()
-                timed.at = ms / 1000
-            self._event(name, chosen, verdicts, count, message, raw, timed)
-        return self._result(name, chosen, training, companions, verdicts, count)
+        reading = EventReading(self, name)
+        for ms, message in events:
+            reading.add(ms, message)
+        return reading.result()
 
-    def _event(
-        self,
-        name: str,
-        chosen: LogFormat,
-        verdicts: dict[str, Verdict],
-        number_: int,
-        message: str,
-        raw: bytes,
-        timed: _Timed,
-    ) -> None:
-        if not _holds(chosen.keys, raw):
+
+class EventReading:
+    """One stream's log events read as they come (`Reader.read_events`, and the ingest's
+    running aggregate, which feeds it a batch at a time): bounded memory."""
+
+    def __init__(self, reader: Reader, name: str, first_number: int = 1) -> None:
+        self.reader = reader
+        self.name = name
+        self.timed = _Timed(reader.timeline)
+        self.training, self.companions = reader._candidates()
+        self.verdicts = {f.name: Verdict(f.name) for f in (*self.training, *self.companions)}
+        self.scratch = {f.name: type(f)() for f in self.training}
+        self.counters = {f.name: _Counter() for f in self.training}
+        self.chosen: LogFormat | None = None
+        self.pending: list[tuple[int, int, str]] = []
+        self.count = first_number - 1
+        self.ranks = Ranks()
+
+    def add(self, ms: int, message: str, number: int | None = None) -> None:
+        """One event; `number` its line number when events between were left out."""
+        self.count = self.count + 1 if number is None else number
+        count = self.count
+        tl = self.reader.timeline
+        self.timed.at = ms / 1000
+        raw = message.encode("utf-8", "replace")
+        for comp in self.companions:
+            if holds(comp.keys, raw):
+                tl.use(self.name, comp.name, companion=True)
+                self.verdicts[comp.name].candidate_lines += 1
+                if parse_line(comp, message, count, self.timed, self.ranks):
+                    self.verdicts[comp.name].matched_lines += 1
+        if self.chosen is None:
+            self.chosen = self._detect(raw, message, count)
+            if self.chosen is None:
+                if len(self.pending) < MAX_PENDING:
+                    self.pending.append((count, ms, message))
+                return
+            self.verdicts[self.chosen.name] = Verdict(self.chosen.name)
+            for number_, at_ms, text in self.pending:
+                self.timed.at = at_ms / 1000
+                self._event(number_, text, text.encode())
+            self.pending.clear()
+            self.timed.at = ms / 1000
+        self._event(count, message, raw)
+
+    def _event(self, number_: int, message: str, raw: bytes) -> None:
+        chosen = self.chosen
+        assert chosen is not None
+        if not holds(chosen.keys, raw):
             return
-        self.timeline.use(name, chosen.name)
-        v = verdicts[chosen.name]
+        tl = self.reader.timeline
+        tl.use(self.name, chosen.name)
+        v = self.verdicts[chosen.name]
         v.candidate_lines += 1
-        before = self.timeline.steps_seen
-        if chosen.parse(message, number_, timed):
+        before = tl.steps_seen
+        if parse_line(chosen, message, number_, self.timed, self.ranks):
             v.matched_lines += 1
-        v.steps += self.timeline.steps_seen - before
+        v.steps += tl.steps_seen - before
 
-    @staticmethod
-    def _detect_event(
-        training: list[LogFormat],
-        scratch: dict[str, LogFormat],
-        counters: dict[str, _Counter],
-        verdicts: dict[str, Verdict],
-        raw: bytes,
-        message: str,
-        count: int,
-    ) -> LogFormat | None:
-        for fmt in training:
-            s = scratch[fmt.name]
-            if _holds(s.keys, raw) and s.parse(message, count, counters[fmt.name]):
-                verdicts[fmt.name].candidate_lines += 1
-                verdicts[fmt.name].matched_lines += 1
-                if counters[fmt.name].steps:
-                    return fmt
-        return None
+    def _detect(self, raw: bytes, message: str, count: int) -> LogFormat | None:
+        """The first training format whose step this event is (a fallback format only when
+        no other format's keys are in the event)."""
+        found: LogFormat | None = None
+        for fmt in sorted(self.training, key=lambda f: (f.fallback, -f.priority)):
+            s = self.scratch[fmt.name]
+            if found is not None or not holds(s.keys, raw):
+                continue
+            if parse_line(s, message, count, self.counters[fmt.name], Ranks()):
+                self.verdicts[fmt.name].candidate_lines += 1
+                self.verdicts[fmt.name].matched_lines += 1
+                if self.counters[fmt.name].steps:
+                    found = fmt
+        return found
+
+    def result(self, lines: int | None = None) -> FileResult:
+        return self.reader._result(
+            self.name,
+            self.chosen,
+            self.training,
+            self.companions,
+            self.verdicts,
+            self.count if lines is None else lines,
+        )

@@ -16,33 +16,57 @@ never by the log's size. The rules:
   quality-meeting work (nor is work after the loss went non-finite).
 - **Rates.** A line's own samples/s or tokens/s when its format says what it is in; else
   global batch / step time; else work / time between lines. One value per minute: the mean.
+- **Progress bars count from the start**: a bar's `n` and its elapsed time both run from the
+  run's (or the epoch's) start, so even a lone final bar (`50/50 [16:26<00:00]`) counts its
+  work over its clock. A lone step line with its own step time (one Megatron line) counts its
+  one step (× the global batch) over that step time.
+- **Duplicates**: a step number that goes back to one already read, within two logging
+  intervals, is another rank's copy (torchrun without prefixes), not a restart: skipped.
+- **neuron_parallel_compile's trial run**: a training format's output between the start of a
+  file that shows a trial run and the parallel compile's own lines is the trial run's (its
+  losses and runtimes are meaningless): skipped, never counted.
+- **Clock parts**: evaluation seconds (each evaluation once) and compile seconds (per file, the
+  phase's wall time else its timed compiles; across files the longest) are parts of the wall.
+  Without timestamps, the parts after the training's end (the final evaluation, a compile while
+  saving, another file's compile) extend the clock; a compile inside a later evaluation is
+  that evaluation's.
 - **What the log lacks stays unmeasured**: a key with no observation has no series.
+
+`reading()` gives what the log says figure by figure, with its lines and rules
+(`metrics.logs.reading`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
-from trncost.metrics import names as n
 from trncost.metrics.cloudwatch import Series
+from trncost.metrics.logs import events
+from trncost.metrics.logs import series as result
 from trncost.metrics.logs.base import EventKind, Step
 from trncost.metrics.logs.lines import MAX_RANGES, Lines, merged
-from trncost.model.workload import WorkUnit
+from trncost.metrics.logs.reading import Reading, ReadingState
+from trncost.metrics.logs.series import (
+    K_BAD_LOSS,
+    K_LOSS,
+    K_SAMPLES,
+    K_SPS,
+    K_STEP_TIME,
+    K_STEPS,
+    K_TOKENS,
+    K_TPS,
+    PERIOD_S,
+)
 
-PERIOD_S = 60
-ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)  # where a relative clock (no timestamps) starts
-# the keys, looked up once (the step path runs once per logged line)
-K_STEPS = n.WORK_DONE[WorkUnit.steps].key
-K_SAMPLES = n.WORK_DONE[WorkUnit.samples].key
-K_TOKENS = n.WORK_DONE[WorkUnit.tokens].key
-K_STEP_TIME = n.STEP_TIME.key
-K_SPS = n.SAMPLES_PER_SECOND.key
-K_TPS = n.TOKENS_PER_SECOND.key
-K_LOSS = n.TRAINING_LOSS.key
-K_BAD_LOSS = n.NON_FINITE_LOSS.key
+TRIAL_RUN = (
+    "neuron_parallel_compile's trial run: its training output (losses, runtimes, steps) is "
+    "not training"
+)
+DUPLICATE = "a step already read, printed again (another rank's copy): not a restart"
 INF = math.inf
 
 
@@ -123,12 +147,39 @@ class Timeline:
         self.rejects: dict[str, Reject] = {}
         self.notes: list[str] = []
         self.matched: dict[tuple[str, str], int] = {}  # (file, format) → lines matched
+        self.state = ReadingState()
+        self._src = ("", "")
+        self.companion = False  # the current format is a companion (compile lines)
+        self.trial_runs: dict[str, list[list[float]]] = {}  # file → [first, last] lines
+        self.recent: deque[float] = deque(maxlen=16)  # step numbers lately read
+        self.interval = 1.0  # the logging interval (steps between step lines)
+        self.duplicates = 0
+        self.lone: Step | None = None  # the first step line, for the lone-line rule
+        self.numbers = 0  # distinct step numbers read
+        self.eval_runs: list[tuple[str, int, float]] = []  # (file, line, seconds), each once
+        self.training_end: tuple[str, int] | None = None  # (file, line) the training ended
+        self.last_step_at: tuple[str, int] | None = None
 
     # -- bookkeeping -------------------------------------------------------------------------
-    def use(self, file: str, fmt: str) -> None:
+    def use(self, file: str, fmt: str, companion: bool = False) -> None:
         if (file, fmt) != (self.file, self.format):
             self.file, self.format = file, fmt
+            self._src = (file, fmt)
             self._here = self._by_source.setdefault((file, fmt), {})
+        self.companion = companion
+
+    def skip(self, line: int, why: str) -> None:
+        self.state.skip(self.file, line, why)
+
+    def _in_trial_run(self, line: int) -> bool:
+        """The line is neuron_parallel_compile's trial run (a training format's, only)."""
+        if self.companion:
+            return False
+        for first, last in self.trial_runs.get(self.file, ()):
+            if first <= line <= last:
+                self.skip(line, TRIAL_RUN)
+                return True
+        return False
 
     def _mark(self, key: str, line: int) -> None:
         self._marks(line, (key,))
@@ -192,16 +243,40 @@ class Timeline:
 
     def step(self, s: Step) -> None:  # noqa: C901 - the hot path, kept in one function
         line = s.line
-        self.steps_seen += 1
-        if s.global_batch is not None and self.given_batch is None:
-            self.global_batch = s.global_batch
-        d_steps = None
-        q_steps = 0.0
+        if self.trial_runs and self._in_trial_run(line):
+            return
         number_ = s.step
         prev = self.prev_step
+        if (
+            number_ is not None
+            and prev is not None
+            and number_ < prev
+            and number_ in self.recent
+            and prev - number_ <= 2 * self.interval
+        ):
+            self.duplicates += 1
+            self.skip(line, DUPLICATE)
+            return
+        self._read(s)
+        self.steps_seen += 1
+        self.last_step_at = (self.file, line)
+        if self.lone is None:
+            self.lone = s
+        if s.global_batch is not None and self.given_batch is None:
+            self.global_batch = s.global_batch
+        if number_ is not None and prev is None and s.from_start and number_ > 0:
+            self._from_zero(s)
+            prev = self.prev_step
+        d_steps = None
+        q_steps = 0.0
+        if number_ is not None and number_ != prev:
+            self.numbers += 1
+            self.recent.append(number_)
         if number_ is not None:
             if prev is not None:
                 d_steps = number_ - prev
+                if d_steps > 0:
+                    self.interval = d_steps
                 if d_steps < 0:
                     self.failures += 1
                     self.notes.append(
@@ -269,6 +344,37 @@ class Timeline:
                     r.append([line, line])
             else:
                 group.add(line)
+
+    def _from_zero(self, s: Step) -> None:
+        """A progress bar's count and clock run from the start: its first line counts its
+        work from 0 (a lone final bar included)."""
+        self.prev_step = self.max_step = 0.0
+        self.first_step = (0.0, 0)
+        self.first_line = s.line
+        self.first_checked = self.began_in_log = True
+        self.first_step_t = 0.0
+        if s.consumed_samples is not None:
+            self.prev_samples = self.max_samples = 0.0
+            self.first_samples = (0.0, 0)
+        if s.at is None and s.elapsed_s is not None and self.mode in (None, "elapsed"):
+            self.prev_t = 0.0
+
+    def _read(self, s: Step) -> None:
+        """The step line, kept for the reading (which takes each figure from the last step
+        line that printed it): a reference per figure, no work per line."""
+        st, src = self.state, self._src
+        if s.step is not None or s.shown is not None:
+            st.step_at = (s, src)
+        if s.total is not None:
+            st.total_at = (s, src)
+        if s.rate is not None:
+            st.rate_at = (s, src)
+        if s.elapsed_s is not None:
+            st.elapsed_at = (s, src)
+        if s.global_batch is not None:
+            st.batch_at = (s, src)
+        if s.loss is not None:
+            st.loss_at = (s, src)
 
     def _check_first(self, d_steps: float | None) -> None:
         """Count the first line's work from 0 when the run began in this log."""
@@ -363,8 +469,8 @@ class Timeline:
             b.tps_n += 1
             fed.append(K_TPS)
 
-    # -- events ------------------------------------------------------------------------------
-    def event(  # noqa: C901 - one branch per event kind
+    # -- events (metrics.logs.events) -------------------------------------------------------
+    def event(
         self,
         kind: EventKind,
         line: int,
@@ -373,192 +479,31 @@ class Timeline:
         value: float | None = None,
         text: str | None = None,
     ) -> None:
-        if at is not None:
-            self.ev_first = at if self.ev_first is None else min(self.ev_first, at)
-            self.ev_last = at if self.ev_last is None else max(self.ev_last, at)
-        if kind == EventKind.compile_start:
-            self._compile_open = at
-        elif kind == EventKind.compile_end:
-            self.compile_misses += 1
-            opened, self._compile_open = self._compile_open, None
-            if opened is not None and at is not None and at >= opened:
-                self.compile_s.append(at - opened)
-                self._mark(n.COMPILE_SECONDS.key, line)
-            self._mark(n.COMPILE_CACHE_HIT.key, line)
-        elif kind == EventKind.compile_seconds and value is not None:
-            self.compile_misses += 1
-            self.compile_s.append(value)
-            self._mark(n.COMPILE_SECONDS.key, line)
-        elif kind == EventKind.compiled and value:
-            self.compile_misses += int(value)
-            self._mark(n.COMPILE_CACHE_HIT.key, line)
-        elif kind == EventKind.final_loss and value is not None:
-            self.final_loss = value
-            self._mark(n.TRAINING_LOSS.key if math.isfinite(value) else n.NON_FINITE_LOSS.key, line)
-        elif kind == EventKind.compile_hit:
-            self.compile_hits += 1
-            self._mark(n.COMPILE_CACHE_HIT.key, line)
-        elif kind == EventKind.compile_failed and value:
-            self.compile_failed += int(value)
-            self.errors += int(value)
-            self._mark(n.ERRORS.key, line)
-        elif kind == EventKind.checkpoint_save:
-            self.saves += 1
-            self._save_open = at
-            if value is not None:
-                self.save_s.append(value)
-                self._mark(n.CHECKPOINT_SAVE_SECONDS.key, line)
-            self._mark(n.CHECKPOINT_SAVES.key, line)
-        elif kind == EventKind.checkpoint_saved:
-            opened, self._save_open = self._save_open, None
-            if opened is not None and at is not None and at >= opened:
-                self.save_s.append(at - opened)
-                self._mark(n.CHECKPOINT_SAVE_SECONDS.key, line)
-        elif kind == EventKind.checkpoint_restore:
-            self.restores += 1
-            if self.steps_seen:
-                self.failures += 1
-                self.notes.append(
-                    f"{self.file} line {line}: resumed from a checkpoint after training had "
-                    "started: counted as a failure and restart"
-                )
-            self._mark(n.FAILURES.key, line)
-        elif kind == EventKind.eval and text is not None and value is not None:
-            self.evals[text] = (value, line)
-            self._mark(f"eval:{text}", line)
-        elif kind == EventKind.error:
-            self.errors += 1
-            self.error_after_steps = self.steps_seen > 0
-            self._mark(n.ERRORS.key, line)
-        elif kind == EventKind.end:
-            self.ended = True
-        elif kind == EventKind.runtime and value is not None:
-            self.runtime_s = value
-            self._mark("runtime", line)
-        elif kind == EventKind.samples_per_second and value is not None:
-            self.summary_sps = value
-            self._mark(K_SPS, line)
-        elif kind == EventKind.global_batch and value and self.given_batch is None:
-            self.global_batch = value
-        elif kind == EventKind.seq_length and value and self.given_seq is None:
-            self.seq_length = value
+        events.handle(self, kind, line, at=at, value=value, text=text)
 
-    # -- the result --------------------------------------------------------------------------
+    # -- the result (metrics.logs.series) ------------------------------------------------------
     @property
     def window(self) -> tuple[datetime, datetime] | None:
-        """The wall clock of the trial: first to last timed line (absolute with timestamps,
-        from ANCHOR otherwise)."""
-        if self.mode == "timestamps" and self.t_first is not None and self.t_last is not None:
-            lo = min(self.t_first, self.ev_first if self.ev_first is not None else self.t_first)
-            hi = max(self.t_last, self.ev_last if self.ev_last is not None else self.t_last)
-            if hi > lo:
-                return datetime.fromtimestamp(lo, tz=UTC), datetime.fromtimestamp(hi, tz=UTC)
-            return None
-        start, end = 0.0, None
-        if self.mode in ("elapsed", "step_time"):
-            end = self.t_last
-            if not self.began_in_log and self.first_step_t is not None:
-                start = self.first_step_t  # mid-run: the clock starts at the first step line
-        if self.runtime_s is not None and (end is None or self.runtime_s > end - start):
-            start, end = 0.0, self.runtime_s
-        if end is None or end <= start:
-            return None
-        return ANCHOR + timedelta(seconds=start), ANCHOR + timedelta(seconds=end)
+        """The wall clock of the trial (`metrics.logs.series.window`)."""
+        return result.window(self)
 
-    def _stamp(self, index: int) -> datetime:
-        if self.mode == "timestamps":
-            return datetime.fromtimestamp(index * PERIOD_S, tz=UTC)
-        return ANCHOR + timedelta(seconds=index * PERIOD_S)
-
-    def _series(self, key: str, points: list[tuple[datetime, float]]) -> Series:
-        points.sort(key=lambda p: p[0])
-        return Series(
-            id=key,
-            period=PERIOD_S,
-            timestamps=tuple(t for t, _ in points),
-            values=tuple(v for _, v in points),
-            label="log",
-        )
-
-    def _binned(self) -> Iterator[tuple[str, list[tuple[datetime, float]]]]:
-        per_key: dict[str, list[tuple[datetime, float]]] = {}
-
-        def put(key: str, t: datetime, v: float) -> None:
-            per_key.setdefault(key, []).append((t, v))
-
-        for index, b in self.bins.items():
-            t = self._stamp(index)
-            for unit, done, quality in (
-                (WorkUnit.steps, b.steps, b.q_steps),
-                (WorkUnit.samples, b.samples, b.q_samples),
-                (WorkUnit.tokens, b.tokens, b.q_tokens),
-            ):
-                if done:
-                    put(n.WORK_DONE[unit].key, t, done)
-                    put(n.WORK_QUALITY[unit].key, t, quality)
-            if b.sps_n:
-                put(n.SAMPLES_PER_SECOND.key, t, b.sps_sum / b.sps_n)
-            if b.tps_n:
-                put(n.TOKENS_PER_SECOND.key, t, b.tps_sum / b.tps_n)
-            if b.st_n:
-                put(n.STEP_TIME.key, t, b.st_sum / b.st_n)
-            if b.loss_n:
-                put(n.TRAINING_LOSS.key, t, b.loss_sum / b.loss_n)
-            if b.loss_n or b.bad_loss:
-                put(n.NON_FINITE_LOSS.key, t, b.bad_loss)
-        yield from per_key.items()
+    def parts(self) -> tuple[float | None, float | None, float]:
+        """(compile, evaluation, after-the-end) seconds of the clock (`series.parts`)."""
+        return result.parts(self)
 
     def series(self, eval_metric: str | None = None) -> dict[str, Series]:
         """Every measured key's series (work in the units the log allows)."""
-        out = {key: self._series(key, pts) for key, pts in self._binned()}
-        window = self.window
-        start = window[0] if window else ANCHOR
+        return result.series(self, eval_metric)
 
-        def one(key: str, values: list[float]) -> None:
-            out[key] = self._series(key, [(start, v) for v in values])
-
-        if self.compile_s:
-            one(n.COMPILE_SECONDS.key, self.compile_s)
-        if self.compile_hits or self.compile_misses:
-            one(n.COMPILE_CACHE_HIT.key, [0.0 if self.compile_misses else 1.0])
-        if self.save_s:
-            one(n.CHECKPOINT_SAVE_SECONDS.key, self.save_s)
-        if self.saves:
-            one(n.CHECKPOINT_SAVES.key, [float(self.saves)])
-        if self.steps_seen:
-            # the formats read recognise restart and resume lines: none seen is a measurement
-            one(n.FAILURES.key, [float(self.failures)])
-            one(n.ERRORS.key, [float(self.errors)])
-            self._mark_all(n.FAILURES.key)
-        if self.summary_sps is not None and n.SAMPLES_PER_SECOND.key not in out:
-            one(n.SAMPLES_PER_SECOND.key, [self.summary_sps])
-            if self.runtime_s and not any(
-                n.WORK_DONE[u].key in out for u in (WorkUnit.samples, WorkUnit.steps)
-            ):
-                samples = self.summary_sps * self.runtime_s
-                one(n.WORK_DONE[WorkUnit.samples].key, [samples])
-                self.notes.append(
-                    f"samples = the log's own average {self.summary_sps:g}/s × its runtime "
-                    f"{self.runtime_s:g} s = {samples:,.0f} (no per-step counts in the log)"
-                )
-        if self.final_loss is not None and n.TRAINING_LOSS.key not in out:
-            finite_loss = math.isfinite(self.final_loss)
-            if finite_loss:
-                one(n.TRAINING_LOSS.key, [self.final_loss])
-            one(n.NON_FINITE_LOSS.key, [0.0 if finite_loss else 1.0])
-        if eval_metric and eval_metric in self.evals:
-            one(n.EVAL_METRIC.key, [self.evals[eval_metric][0]])
-        return out
-
-    def _mark_all(self, key: str) -> None:
-        """A zero the formats measure by their silence: the lines that were read make it."""
-        current = self.lines
-        if not any(k == key for k, _, _ in current):
-            for (k, file, fmt), lines in current.items():
-                if k in (K_STEPS, K_STEP_TIME):
-                    copy = Lines([list(r) for r in lines.ranges], 0)
-                    self._direct[(key, file, fmt)] = copy
-                    self._by_source.setdefault((file, fmt), {})[key] = copy
+    def reading(self) -> Reading:
+        """What the logs say, figure by figure (`metrics.logs.reading`)."""
+        notes = []
+        if self.duplicates:
+            notes.append(
+                f"{self.duplicates} step line(s) repeated a step already read (other ranks' "
+                "copies): read once"
+            )
+        return self.state.reading(notes)
 
     def reject_notes(self) -> list[str]:
         return [

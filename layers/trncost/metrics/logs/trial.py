@@ -11,7 +11,11 @@ On top of the record:
   (`metrics.figures`);
 - **impossible numbers**: lines with negative times or non-finite rates were dropped when
   read (a note counts them); a throughput above the chip's dense peak (MFU > 1, from
-  `estimate.mfu`) excludes the trial: its quality-meeting work is 0 and `excluded` says why.
+  `estimate.mfu`) excludes the trial: its quality-meeting work is 0 and `excluded` says why;
+- **what the log cannot say**, given by the caller: the precision, parallelism and Neuron SDK
+  version go to the candidate; a quality mapping (`val_loss=eval_loss`) reads the log's
+  evaluation result of one name as the quality gate's metric — explicitly, never by guess: a
+  log whose evaluations are named otherwise says so in a note and leaves quality unmeasured.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from trncost.errors import LogFormatError, RecordError
+from trncost.errors import DomainError, LogFormatError, RecordError
 from trncost.estimate.mfu import mfu_check
 from trncost.metrics import names as n
 from trncost.metrics.figures import figure_provenance, not_measured
@@ -28,6 +32,7 @@ from trncost.metrics.jobs import JobContext, JobSource
 from trncost.metrics.logs.scan import FileResult
 from trncost.metrics.logs.timeline import Timeline
 from trncost.metrics.record import build_trial_record
+from trncost.model.candidate import Parallelism, Precision
 from trncost.model.provenance import LineRange, MeasuredIn
 from trncost.model.trial import Phase, TimingScope, TrialRun, TrialStatus, Work
 from trncost.model.workload import Workload, WorkUnit
@@ -68,11 +73,19 @@ def log_sources(timeline: Timeline) -> dict[str, list[MeasuredIn]]:
 
 
 def inferred_status(timeline: Timeline, notes: list[str]) -> TrialStatus:
-    if timeline.ended:
+    """completed when the log shows the end (an end line, a summary, or a progress counter
+    that reached its total), failed when an error follows the last step, else stopped."""
+    completed = timeline.reading().figures.get("completed")
+    if timeline.ended or (completed is not None and completed.value is True):
+        if not timeline.ended and completed is not None:
+            notes.append(f"completed: {completed.rule}")
         return TrialStatus.completed
     if timeline.error_after_steps:
         notes.append("the log ends in an error after training started: recorded as failed")
         return TrialStatus.failed
+    if completed is not None and completed.value is False:
+        notes.append(f"{completed.rule}: recorded as stopped; give the status if you know it")
+        return TrialStatus.stopped
     notes.append(
         "the log does not show the end of training (cut short?): recorded as stopped; "
         "give the status if you know it"
@@ -106,8 +119,13 @@ def trial_from_logs(
     code_version: str | None = None,
     dataset_id: str | None = None,
     timing_scope: TimingScope | None = None,
+    precision: Precision | None = None,
+    parallelism: Parallelism | None = None,
+    neuron_sdk_version: str | None = None,
+    quality_metric: tuple[str, str] | None = None,
 ) -> LogTrial:
-    """The trial record of one trial's logs (already read into `timeline`)."""
+    """The trial record of one trial's logs (already read into `timeline`). `quality_metric`
+    is (the log's evaluation name, the gate's metric): the first read as the second."""
     if not timeline.lines:
         raise LogFormatError(
             "log: the files hold no training step, summary or compile: nothing to record",
@@ -137,14 +155,17 @@ def trial_from_logs(
         instance_count=instance_count,
         started_at=window[0] if window else None,
         ended_at=window[1] if window else None,
+        precision=precision,
     )
-    series = timeline.series(workload.quality_gate.metric)
+    gate = workload.quality_gate.metric
+    log_metric, quality_notes = _quality_metric(timeline, gate, quality_metric)
+    series = timeline.series(log_metric)
     try:
         record = build_trial_record(ctx, workload, series)
     except RecordError as exc:
         raise LogFormatError(f"log: {exc}", tried=[]) from None
     sources = log_sources(timeline)
-    gate_key = f"eval:{workload.quality_gate.metric}"
+    gate_key = f"eval:{log_metric}"
     if gate_key in sources:
         sources[n.EVAL_METRIC.key] = sources[gate_key]
     clock = next((sources[k] for k in CLOCK_KEYS if k in sources), [])
@@ -152,11 +173,21 @@ def trial_from_logs(
     provenance = figure_provenance(trial, sources, clock=clock)
     notes = [
         *pre,
+        *quality_notes,
         *_clock_notes(timeline),
         *timeline.notes,
         *timeline.reject_notes(),
         *record.notes,
     ]
+    given = {
+        k: v
+        for k, v in (("parallelism", parallelism), ("neuron_sdk_version", neuron_sdk_version))
+        if v is not None
+    }
+    if given:
+        trial = trial.model_copy(update={"candidate": trial.candidate.model_copy(update=given)})
+        if neuron_sdk_version is not None:
+            trial = trial.model_copy(update={"neuron_sdk_version": neuron_sdk_version})
     excluded = _exclusions(trial, workload)
     update: dict[str, object] = {"provenance": provenance, "notes": notes}
     if excluded:
@@ -170,6 +201,35 @@ def trial_from_logs(
         not_measured=not_measured(provenance),
         excluded=excluded,
     )
+
+
+def _quality_metric(
+    timeline: Timeline, gate: str, mapping: tuple[str, str] | None
+) -> tuple[str, list[str]]:
+    """The log's evaluation name to read as the gate's metric, and what the record says."""
+    names = sorted(timeline.evals)
+    if mapping is not None:
+        log_name, gate_metric = mapping
+        if gate_metric != gate:
+            raise DomainError(
+                f"quality_metric: maps {log_name} to {gate_metric}, but the workload's quality "
+                f"gate is {gate}",
+                fields=["quality_metric"],
+            )
+        if log_name not in timeline.evals:
+            seen = ", ".join(names) or "none"
+            return log_name, [
+                f"quality: no evaluation named {log_name} in the logs (they name: {seen}): "
+                "quality not measured"
+            ]
+        return log_name, [f"quality: the logs' {log_name} read as the gate's {gate} (as given)"]
+    if gate not in timeline.evals and names:
+        return gate, [
+            f"quality: the logs have no {gate} (the gate's metric); they evaluate "
+            f"{', '.join(names)}: give --quality-metric NAME={gate} to read one as the gate's, "
+            "quality not measured"
+        ]
+    return gate, []
 
 
 def _clock_notes(timeline: Timeline) -> list[str]:
