@@ -30,6 +30,10 @@ EXCEPTED = {
     "make run": "serves until Ctrl-C: the runtime this test starts is the same `trncost serve`",
     "make test": "the whole suite, this test included",
     "make deploy STAGE=dev": "needs an AWS account (the templates are tested by tests/infra)",
+    ".venv/bin/trncost actuals import focus-export/": "needs your own billing export of a run "
+    "tagged with an estimate id (the worked example: tests/e2e/test_actuals_worked_example.py)",
+    ".venv/bin/trncost actuals show est-…": "needs that export imported first (the same worked "
+    "example)",
 }
 EXAMPLE = "llama31-8b-cpt"
 
