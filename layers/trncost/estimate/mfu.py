@@ -6,22 +6,24 @@
 4N; attention FLOPs ignored, which makes the MFU a slight underestimate). Real large-model
 training rarely exceeds ~0.5–0.6 of the dense peak, so a trial above PLAUSIBLE_MFU is most
 likely a measurement error (tokens double counted, a clock that missed time, the wrong
-instance count). Peaks are *dense* (no structured sparsity). One table, each entry with its
-source; an instance type not in it gets "no peak on record", never a guess.
+instance count). Peaks are *dense* (no structured sparsity). One table (estimate/chips.py,
+estimate/data/chips.json), each figure with its source; an instance type not in it gets "no
+peak on record", never a guess.
 
 References
 ----------
 J. Kaplan et al., "Scaling Laws for Neural Language Models", arXiv:2001.08361 (2020), §2.1
 (C ≈ 6N FLOPs per training token); A. Chowdhery et al., "PaLM: Scaling Language Modeling with
 Pathways", arXiv:2204.02311 (2022), §4.1 and appendix B (model FLOPs utilization); each
-chip's peak: its `source` in CHIP_PEAKS (AWS Neuron architecture pages, seeds/002, NVIDIA
-datasheets). DESIGN.md, "Analysis on top" (an MFU check flags implausible trial throughput).
+chip's peak: its `source` in CHIP_PEAKS, from estimate/data/chips.json (AWS Neuron
+architecture pages, seeds/002, NVIDIA datasheets). DESIGN.md, "Analysis on top" (an MFU check flags implausible trial throughput).
 """
 
 from __future__ import annotations
 
 from typing import TypedDict
 
+from trncost.estimate.chips import chips
 from trncost.model.analysis import ChipPeak, MfuFinding
 from trncost.model.trial import TrialRun
 from trncost.model.workload import Workload
@@ -30,105 +32,23 @@ PLAUSIBLE_MFU = 0.6
 IMPOSSIBLE_MFU = 1.0  # above the chip's peak: the trial is excluded (estimate/admission.py)
 DEFAULT_PRECISION = "bf16"  # the plausibility check's assumption when a trial states none
 
-_NEURON = (
-    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/arch/neuron-hardware"
-)
-_TRN1 = ChipPeak(
-    chip="Trainium",
-    chips_per_instance=16,
-    dense_flops={"bf16": 190e12, "fp16": 190e12, "tf32": 190e12, "fp8": 190e12, "fp32": 47.5e12},
-    source=(
-        f"{_NEURON}/trainium.html: 'Two NeuronCore-v2 delivering 380 INT8 TOPS, 190 "
-        "FP16/BF16/cFP8/TF32 TFLOPS, and 47.5 FP32 TFLOP' per chip; 'At the heart of the Trn1 "
-        "instance are 16 x Trainium chips'"
-    ),
-)
-_H100_SXM = {"bf16": 989e12, "fp16": 989e12, "tf32": 494.5e12, "fp8": 1979e12, "fp32": 67e12}
-_H100_SOURCE = (
-    "NVIDIA H100/H200 SXM datasheets (https://www.nvidia.com/en-us/data-center/h100/, "
-    "/h200/): TF32 989, BF16/FP16 1,979 and FP8 3,958 TFLOPS 'with sparsity'; dense is half: "
-    "494.5, 989 and 1,979; FP32 67 TFLOPS. Hopper has no MXFP8/MXFP4 tensor-core format"
-)
 
-CHIP_PEAKS: dict[str, ChipPeak] = {
-    "trn1.32xlarge": _TRN1,
-    "trn1n.32xlarge": _TRN1,
-    "trn2.48xlarge": ChipPeak(
-        chip="Trainium2",
-        chips_per_instance=16,
-        dense_flops={
-            "bf16": 667e12,
-            "fp16": 667e12,
-            "tf32": 667e12,
-            "fp8": 1299e12,
-            "fp32": 181e12,
-        },
-        source=(
-            f"{_NEURON}/trainium2.html: 'Eight NeuronCore-v3 that collectively deliver: 1,299 "
-            "FP8 TFLOPS, 667 BF16/FP16/TF32 TFLOPS, … 181 FP32 TFLOPS' per chip; a "
-            "trn2.48xlarge has 16 Trainium2 chips (Neuron training best practices)"
-        ),
-    ),
-    "trn3.48xlarge": ChipPeak(
-        chip="Trainium3",
-        chips_per_instance=16,
-        dense_flops={
-            "bf16": 671e12,
-            "fp16": 671e12,
-            "tf32": 671e12,
-            "mxfp8": 2517e12,
-            "mxfp4": 2517e12,
-            "fp8": 2517e12,
-            "fp32": 183e12,
-        },
-        source=(
-            f"{_NEURON}/trainium3.html: 'Eight NeuronCore-v4 cores that collectively deliver: "
-            "2,517 MXFP8/MXFP4 TFLOPS, 671 BF16/FP16/TF32 TFLOPS, … 183 FP32 TFLOPS' per chip; "
-            "FP8: Trn3 UltraServer 362 FP8 PFLOPs / 144 chips = 2.51 PFLOP/s per chip "
-            "(seeds/002, aboutamazon.com Trainium3 UltraServer announcement). 16 chips per "
-            f"instance: {_NEURON}/trn3-arch.html 'Gen1 UltraServer consists of four servers "
-            "with 16 Trainium3 devices per server' (trn3.48xlarge as the project's examples "
-            "name it)"
-        ),
-    ),
-    "p5.48xlarge": ChipPeak(
-        chip="NVIDIA H100 SXM",
-        chips_per_instance=8,
-        dense_flops=_H100_SXM,
-        source=f"https://aws.amazon.com/ec2/instance-types/p5/ (8× H100); {_H100_SOURCE}",
-    ),
-    "p5e.48xlarge": ChipPeak(
-        chip="NVIDIA H200",
-        chips_per_instance=8,
-        dense_flops=_H100_SXM,
-        source=f"https://aws.amazon.com/ec2/instance-types/p5/ (P5e: 8× H200); {_H100_SOURCE}",
-    ),
-    "p5en.48xlarge": ChipPeak(
-        chip="NVIDIA H200",
-        chips_per_instance=8,
-        dense_flops=_H100_SXM,
-        source=f"https://aws.amazon.com/ec2/instance-types/p5/ (P5en: 8× H200); {_H100_SOURCE}",
-    ),
-    "p6-b200.48xlarge": ChipPeak(
-        chip="NVIDIA B200",
-        chips_per_instance=8,
-        dense_flops={
-            "bf16": 2.25e15,
-            "fp16": 2.25e15,
-            "tf32": 1.1e15,
-            "fp8": 4.5e15,
-            "mxfp8": 4.5e15,
-            "mxfp4": 9e15,
-            "fp32": 75e12,
-        },
-        source=(
-            "https://aws.amazon.com/ec2/instance-types/p6/ (8× B200); NVIDIA HGX B200 "
-            "(https://www.nvidia.com/en-us/data-center/hgx/): per GPU FP4 18, FP8/FP6 9, "
-            "FP16/BF16 4.5 and TF32 2.2 PFLOPS 'with sparsity' (dense is half: 9, 4.5, 2.25, "
-            "1.1; Blackwell's MX formats run at the FP8 and FP4 rates), FP32 75 TFLOPS"
-        ),
-    ),
-}
+def _peaks() -> dict[str, ChipPeak]:
+    """Every instance type of the chip table (estimate/chips.py) as its ChipPeak."""
+    return {
+        instance_type: ChipPeak(
+            chip=chip.name,
+            chips_per_instance=count,
+            dense_flops=dict(chip.peaks),
+            source=chip.peak_source,
+        )
+        for chip in chips()
+        for instance_type, count in chip.instance_types.items()
+    }
+
+
+# instance type → chip, chips per instance, dense peak FLOP/s per chip by precision, source
+CHIP_PEAKS: dict[str, ChipPeak] = _peaks()
 
 
 def chip_peak(instance_type: str) -> ChipPeak | None:
