@@ -3,10 +3,10 @@
     python benchmarks/cross_chip.py            # writes layers/trncost/estimate/data/cross_chip.json
     python benchmarks/cross_chip.py --check    # fails when the file differs from a fresh fit
 
-The evidence (benchmarks/calibration/data/cross_generation_pairs.json): same-submitter pairs of
-an older accelerator and its successor on one MLPerf Training benchmark at a matched accelerator
-count, each with the measured per-chip speed-up and the ratios of the two chips' dense peaks and
-HBM bandwidths. The model trncost projects a candidate without trials with
+The evidence (benchmarks/calibration/cross_chip/cross_generation_pairs.json): same-submitter
+pairs of an older accelerator and its successor on one MLPerf Training benchmark at a matched
+accelerator count, each with the measured per-chip speed-up and the ratios of the two chips'
+dense peaks and HBM bandwidths. The model trncost projects a candidate without trials with
 (layers/trncost/estimate/projection.py):
 
     ln(speed-up) = a·ln(peak ratio) + b·ln(bandwidth ratio) + ε,    ε ~ Normal(m, s²)
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PAIRS = ROOT / "benchmarks/calibration/data/cross_generation_pairs.json"
+PAIRS = ROOT / "benchmarks/calibration/cross_chip/cross_generation_pairs.json"
 OUT = ROOT / "layers/trncost/estimate/data/cross_chip.json"
 PEAK = "peak_ratio_precision_used"
 FIT_TRIAL_NOISE = 0.10  # an assumption, stated in the output (see its note)
@@ -90,7 +90,9 @@ def fit() -> dict[str, Any]:
     out_of_transition: list[tuple[float, float]] = []
     for t in sorted(count):
         at, bt = _fit([p for p in rows if p["transition"] != t], weight)
-        out_of_transition += [(_residual(p, at, bt), weight[t]) for p in rows if p["transition"] == t]
+        out_of_transition += [
+            (_residual(p, at, bt), weight[t]) for p in rows if p["transition"] == t
+        ]
     one_out = []
     for i, p in enumerate(rows):
         ai, bi = _fit(rows[:i] + rows[i + 1 :], weight)
@@ -104,9 +106,10 @@ def fit() -> dict[str, Any]:
         "_about": (
             "trncost's cross-chip prior (estimate/projection.py): how a candidate without trials "
             "gets a planning throughput from another chip's trials. Written by `python "
-            "benchmarks/cross_chip.py` from benchmarks/calibration/data/cross_generation_pairs.json "
-            "(same-submitter MLPerf Training chip-generation pairs); the chips' peaks and bandwidths "
-            "are in estimate/data/chips.json with their sources."
+            "benchmarks/cross_chip.py` from "
+            "benchmarks/calibration/cross_chip/cross_generation_pairs.json (same-submitter MLPerf "
+            "Training chip-generation pairs); the chips' peaks and bandwidths are in "
+            "estimate/data/chips.json with their sources."
         ),
         "model": (
             "ln(per-chip speed-up) = a·ln(dense peak ratio at the precision each side runs) + "
@@ -148,7 +151,7 @@ def fit() -> dict[str, Any]:
         ),
         "caveats": data["caveats"],
         "sources": sources,
-        "evidence_file": "benchmarks/calibration/data/cross_generation_pairs.json",
+        "evidence_file": "benchmarks/calibration/cross_chip/cross_generation_pairs.json",
     }
 
 

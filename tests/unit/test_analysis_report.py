@@ -32,7 +32,7 @@ TRN2, TRN3, P5 = (
     "4× p5.48xlarge (us-east-2, on_demand)",
 )
 SCALED = "32× trn2.48xlarge (us-east-2, on_demand)"
-MISSING = "4× p6-b200.48xlarge (us-east-2, on_demand)"
+MISSING = "4× g5.48xlarge (us-east-2, on_demand)"
 EVIL = "<script>alert('x')</script>"
 
 
@@ -75,7 +75,7 @@ def wide():
     inputs = request_inputs(load_request_file(EXAMPLE))
     trn2, _, p5 = inputs
     missing = p5.model_copy(
-        update={"candidate": p5.candidate.model_copy(update={"instance_type": "p6-b200.48xlarge"})}
+        update={"candidate": p5.candidate.model_copy(update={"instance_type": "g5.48xlarge"})}
     )
     credits = Credits(amount_usd=Decimal("100000"), expires_on="2027-06-30", targets_per_month=2)
     return analyse(

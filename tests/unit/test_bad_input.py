@@ -147,10 +147,13 @@ def test_assumptions_are_validated(data, field):
 
 
 def test_a_candidate_with_no_trial_is_missing_evidence_not_a_guess():
-    inp = inputs(cand=candidate("trn3.48xlarge", 4), trials=[trial()], prices=snapshot())
+    # Given a candidate with no trial whose chip is not on record (nothing to project from)
+    inp = inputs(cand=candidate("g5.48xlarge", 4), trials=[trial()], prices=snapshot())
     with pytest.raises(MissingEvidence) as exc:
         estimate(inp)
-    assert "no trial of trn3.48xlarge" in str(exc.value)
+    # Then it is missing evidence, saying why no projection is possible either
+    assert "no trial of g5.48xlarge" in str(exc.value)
+    assert "no chip on record for g5.48xlarge" in str(exc.value)
     assert exc.value.missing == ["trial"]
 
 

@@ -105,7 +105,7 @@ def test_cli_reports_missing_evidence_and_fails(tmp_path, capsys):
     data["candidates"] = [
         {
             "candidate": {
-                "instance_type": "p6-b200.48xlarge",
+                "instance_type": "g5.48xlarge",
                 "instance_count": 2,
                 "region": "us-east-2",
             }
@@ -116,7 +116,7 @@ def test_cli_reports_missing_evidence_and_fails(tmp_path, capsys):
     path = tmp_path / "estimate.json"
     path.write_text(json.dumps(data))
     assert main(["estimate", str(path)]) == 1
-    assert "no trial of p6-b200.48xlarge" in capsys.readouterr().out
+    assert "no trial of g5.48xlarge" in capsys.readouterr().out
 
 
 def test_cli_compare_ranks_ranges_and_decides(capsys, tmp_path):

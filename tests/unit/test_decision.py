@@ -147,8 +147,19 @@ def test_a_count_far_past_the_trials_continues_trials():
 
 
 def test_no_trial_at_all_starts_with_a_fit_trial():
-    d = run(case([verified("g-1", "p5.48xlarge")]))
+    # Given a candidate with no trial and no chip on record to project it from
+    d = run(case([verified("g-1", "p5.48xlarge")], "g5.48xlarge"))
+    # Then the only reason is its missing fit trial
     assert d.action == "continue_trials" and set(codes(d)) == {"no_trials"}
+
+
+def test_no_trial_of_its_own_is_projected_and_never_budgeted():
+    # Given a Trainium2 candidate whose only trials ran on p5 (a chip on record)
+    d = run(case([verified("g-1", "p5.48xlarge")]))
+    # Then it is projected: continue trials, starting with its fit trial, never ready
+    assert d.action == "continue_trials"
+    assert {"no_trials", "projected"} <= set(codes(d))
+    assert "fit trial" in next(r.message for r in d.reasons if r.code == "projected")
 
 
 # -- compare alternatives ------------------------------------------------------------------

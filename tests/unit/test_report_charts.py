@@ -42,7 +42,7 @@ def wide():
     inputs = request_inputs(load_request_file(EXAMPLE))
     p5 = inputs[2]
     missing = p5.model_copy(
-        update={"candidate": p5.candidate.model_copy(update={"instance_type": "p6-b200.48xlarge"})}
+        update={"candidate": p5.candidate.model_copy(update={"instance_type": "g5.48xlarge"})}
     )
     return analyse([*inputs, missing], seed=1, samples=2_000)
 

@@ -188,4 +188,4 @@ def test_bad_requests_are_refused_with_the_reason():
     with pytest.raises(DomainError, match="spread"):
         monte_carlo(inp, spread=2)
     with pytest.raises(MissingEvidence):
-        monte_carlo(inputs(cand=candidate("p5.48xlarge"), trials=spread_trials(0.1), prices=PRICES))
+        monte_carlo(inputs(cand=candidate("g5.48xlarge"), trials=spread_trials(0.1), prices=PRICES))

@@ -112,9 +112,18 @@ def _render_feasible(est: Estimate, console: Console) -> None:
         f"held {t.held_h:,.1f} h"
     )
     console.print(f"Effective throughput: {est.effective_throughput:,.0f} {est.target_unit}/s")
-    if est.complete:
+    if est.projected:
+        ratio = next((r for r in est.inputs if r.id == "projection:ratio"), None)
         console.print(
-            f"[bold]Cost per completed target: {money(est.total_usd)}[/bold]"
+            "[bold magenta]PROJECTED, not measured:[/bold magenta] no throughput trial of "
+            f"{est.candidate.instance_type}; "
+            + (ratio.label if ratio is not None else "projected from another chip's trials")
+            + " — a planning range, never a budget; its fit trial comes next"
+        )
+    if est.total_usd is not None:
+        console.print(
+            f"[bold]Cost per completed target{' (PROJECTED)' if est.projected else ''}: "
+            f"{money(est.total_usd)}[/bold]"
             + (
                 f" — {money(est.cost_per_million_tokens_usd)} per 1M tokens"
                 if est.cost_per_million_tokens_usd is not None
@@ -162,7 +171,7 @@ def _render_feasible(est: Estimate, console: Console) -> None:
     totals.add_row("labour (assumed)", money(est.labour_usd))
     totals.add_row(
         "[bold]total[/bold]",
-        f"[bold]{money(est.total_usd) if est.complete else est.total_formula}[/bold]",
+        f"[bold]{money(est.total_usd) if est.total_usd is not None else est.total_formula}[/bold]",
     )
     console.print(totals)
 
@@ -344,7 +353,16 @@ def _print_comparison_notes(comparison: Comparison, console: Console) -> None:
         )
     for be in comparison.break_evens:
         price = f"{money(be.price_usd)} per {be.unit}" if be.price_usd is not None else "—"
-        console.print(f"break-even {be.candidate_id}: P[{be.price_key}] < {price} ({be.note})")
+        spread = ""
+        r = be.price_range
+        if r is not None and r.p10 is not None and r.p90 is not None:
+            spread = (
+                f"; over the paired draws P10–P90 {money(r.p10)}–{money(r.p90)}, no price makes "
+                f"it cheaper in {be.p_no_price_cheaper or 0:.0%}"
+            )
+        console.print(
+            f"break-even {be.candidate_id}: P[{be.price_key}] < {price} ({be.note}{spread})"
+        )
 
 
 def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> None:

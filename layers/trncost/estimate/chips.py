@@ -44,8 +44,18 @@ class Chip:
     notes: tuple[str, ...]
 
     def source_of(self, field: str) -> str:
-        """The source of one figure (`peak_dense_tflops`, `hbm`, `interconnect_gb_s`,
-        `instance_types`), else the peaks' source [text]."""
+        """Where one figure comes from.
+
+        Parameters
+        ----------
+        field : str
+            `peak_dense_tflops`, `hbm`, `interconnect_gb_s` or `instance_types`.
+
+        Returns
+        -------
+        str
+            Its source (a URL and where on the page), else the peaks' source.
+        """
         return self.sources.get(field) or self.peak_source
 
 
@@ -85,7 +95,7 @@ def chip_of(instance_type: str) -> tuple[Chip, int] | None:
     Returns
     -------
     tuple[Chip, int] or None
-        (the chip, chips per instance [count]); None when the type is not on record.
+        (the chip, chips per instance [unitless]); None when the type is not on record.
     """
     name = instance_type.removeprefix("ml.")
     for chip in chips():

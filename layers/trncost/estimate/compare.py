@@ -25,14 +25,20 @@ Member = tuple[str, EstimateInput, Estimate]  # candidate id, its input, its est
 
 
 def _scopes(inp: EstimateInput) -> set[TimingScope]:
-    """The clocks of the candidate's pooled throughput trials (estimate/admission.py)."""
-    pooled = admit(
-        inp.workload,
-        inp.candidate,
-        inp.trials,
-        pool_mismatched=inp.assumptions.pool_mismatched_trials,
-    ).pooled
-    return {t.timing_scope for t in pooled if t.usable_for_throughput}
+    """The clocks of the candidate's pooled throughput trials (estimate/admission.py); a
+    candidate without one is on the clock of the trials it is projected from
+    (estimate/projection.py)."""
+    pool = inp.assumptions.pool_mismatched_trials
+    pooled = admit(inp.workload, inp.candidate, inp.trials, pool_mismatched=pool).pooled
+    found = {t.timing_scope for t in pooled if t.usable_for_throughput}
+    if not found:
+        from trncost.estimate.projection import source_for
+
+        source = source_for(inp)
+        if source is not None:
+            pooled = admit(inp.workload, source.candidate, inp.trials, pool_mismatched=pool).pooled
+            found = {t.timing_scope for t in pooled if t.usable_for_throughput}
+    return found
 
 
 def comparability(a: EstimateInput, b: EstimateInput) -> list[str]:
@@ -183,7 +189,7 @@ def rank(
         untimed = sorted((m for m in group if m[0] not in time_rank), key=lambda m: m[0])
         by_time += [rows[m[0]] for m in timed] + [rows[m[0]] for m in untimed]
         for cid, _, est in group:
-            if est.status == "incomplete":
+            if est.incomplete:
                 break_evens += _break_evens(cid, est, priced[0] if priced else None)
 
     not_comparable = []
@@ -219,7 +225,12 @@ def _row(
         note = "its trials mix timing scopes (or have none usable): comparable with no candidate"
     elif group_size == 1:
         note = "no other candidate is comparable: ranked alone"
-    if est.status == "incomplete":
+    if est.projected:
+        note = (
+            "PROJECTED from another chip's trials (no throughput trial of its own): a planning "
+            "figure, not ranked by cost" + ("; see its break-even price" if est.incomplete else "")
+        )
+    elif est.status == "incomplete":
         note = "price PENDING: not ranked by cost; see its break-even price"
     elif est.status == "infeasible":
         note = f"infeasible: {est.infeasible_reason}"
@@ -235,7 +246,7 @@ def _row(
         labour_usd=est.labour_usd,
         price_basis=est.price_basis,
         total_known_usd=est.total_known_usd,
-        pending_formula=est.total_formula if est.status == "incomplete" else None,
+        pending_formula=est.total_formula if est.incomplete else None,
         time_to_target_h=est.time.total_h if est.time is not None else None,
         cost_rank=cost_rank.get(cid),
         time_rank=time_rank.get(cid),

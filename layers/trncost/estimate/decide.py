@@ -15,7 +15,8 @@ compare > continue > ready):
 - continue_trials: the model runs, but representative load (a target-phase trial at the
   planned scale), quality, or restore/rerun behaviour is not verified, a measurement looks
   implausible or was excluded, the plan cannot finish as planned (checkpoint more often, or
-  fewer instances), or a price is not official.
+  fewer instances), a price is not official, or the throughput is projected from another
+  chip's trials (`projected`: DESIGN.md principle 11; its fit trial is the next trial).
 - ready_to_budget: only when every condition of rule 1 holds (`RULE_ONE`), each missing one a
   reason: the estimate is complete and feasible; every priced line is `official`; a
   target-phase trial ran at the planned count, or the count lies inside the measured range of
@@ -96,6 +97,7 @@ RULE_ONE: dict[str, str] = {
     "checkpoint restore verified": "restore_unverified",
     "failures observed or bounded": "rerun_unverified",
     "planned count within the measured counts": "scale_extrapolated | scale_outside_measured",
+    "throughput measured on the candidate, not projected": "projected",
 }
 
 # admission reasons that say a trial's own record is wrong (a re-measurement is due)
@@ -206,6 +208,7 @@ def decide(
         *_evidence_gaps(inp, est, trials, warnings, error),
         *_plan_and_price_reasons(est),
         *_scale_reasons(inp, est),
+        *_projection_reasons(est),
     ]
     gaps = any(r.action == Action.continue_trials for r in reasons)
     reasons += cost_reasons(
@@ -304,7 +307,7 @@ def _unverified_reasons(
                 [t.trial_id for t in trials],
             )
         )
-    pending = est is not None and est.status == "incomplete"
+    pending = est is not None and est.incomplete
     if pending or "example_prices" in warnings:
         reasons.append(
             _reason(
@@ -473,6 +476,30 @@ def _scale_reasons(inp: EstimateInput, est: Estimate | None) -> list[Reason]:
             )
         )
     return reasons
+
+
+def _projection_reasons(est: Estimate | None) -> list[Reason]:
+    """A projected estimate (estimate/projection.py): a planning range, never a budget."""
+    if est is None or not est.projected:
+        return []
+    rows = {r.id: r for r in est.inputs}
+    ratio = rows.get("projection:ratio")
+    what = (
+        f" of {float(ratio.value or 0):.3g}× ({ratio.label})"
+        if ratio is not None and isinstance(ratio.value, int | float)
+        else ""
+    )
+    it = est.candidate.instance_type
+    return [
+        _reason(
+            "projected",
+            Action.continue_trials,
+            f"no throughput trial of {it}: its throughput is PROJECTED from another chip's "
+            f"trials × a published per-chip ratio{what} — a planning range, never a budget; run "
+            f"the fit trial of {it} next",
+            [f"throughput:n={est.candidate.instance_count}", "projection:ratio"],
+        )
+    ]
 
 
 def _limited(inp: EstimateInput, limited_features: Sequence[str]) -> list[Reason]:

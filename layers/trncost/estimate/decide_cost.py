@@ -13,6 +13,8 @@ PENDING price leave it open — and only inside the evidence.
   trial that would separate them.
 - known_part_exceeds_alternative (compare_alternatives) and price_pending: a PENDING estimate
   against the cheapest comparable alternative (its break-even price).
+- A projected estimate (estimate/projection.py) is never moved on: each of its
+  compare_alternatives reasons becomes continue_trials (run its fit trial first).
 
 References
 ----------
@@ -138,9 +140,25 @@ def cost_reasons(
         reasons.append(_too_close(standing.close_call))
     exceeded = _known_exceeds(est, comparable)
     reasons += exceeded
-    if est is not None and est.status == "incomplete" and reproducible and not exceeded:
+    if est is not None and est.incomplete and reproducible and not exceeded:
         reasons.append(_price_pending(est, comparable, gaps))
+    if est is not None and est.projected:
+        reasons = [_on_projection(r) for r in reasons]
     return reasons
+
+
+def _on_projection(reason: Reason) -> Reason:
+    """A cost reason of a projected estimate: never a move on a projection (principle 6), a
+    reason to measure."""
+    if reason.action != Action.compare_alternatives:
+        return reason
+    return reason.model_copy(
+        update={
+            "action": Action.continue_trials,
+            "message": f"{reason.message} — on a PROJECTED throughput: run its fit trial before "
+            "deciding",
+        }
+    )
 
 
 def _costlier(
@@ -148,7 +166,7 @@ def _costlier(
 ) -> list[Reason]:
     """Comparable alternatives that are cheaper per target: clearly (paired draws) when the
     comparison has ranges, by the point totals otherwise; inside the evidence only."""
-    if est is None or est.status != "complete" or est.total_usd is None:
+    if est is None or est.status not in ("complete", "projected") or est.total_usd is None:
         return []
     own = est.total_usd
     by_label = {i.candidate.label: (i, e, total) for i, e, total in comparable}
@@ -211,7 +229,7 @@ def _too_close(call: CloseCall) -> Reason:
 def _known_exceeds(est: Estimate | None, comparable: Sequence[Alternative]) -> list[Reason]:
     """A PENDING estimate whose known part alone already reaches the cheapest comparable
     alternative's total: no price makes it cheaper, and more trials can only add cost."""
-    if est is None or est.status != "incomplete" or est.total_known_usd is None:
+    if est is None or not est.incomplete or est.total_known_usd is None:
         return []
     best = min(comparable, key=lambda a: a[2], default=None)
     if best is None or not known_part_exceeds(est, best[2]):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -173,14 +174,17 @@ class EvidenceDraws:
         counts = self.ev.measured_counts()
         from trncost.estimate.scaling_prior import distance_doublings
 
-        self.doublings = distance_doublings(n, min(counts), max(counts))
-        if n in counts:
+        if self.ev.projected:
+            self._projected_throughput(n)
+        elif n in counts:
             self._measured_throughput(n)
         elif len(counts) >= MIN_FIT_COUNTS:
             self._fitted_throughput(n, counts)
         else:
             self._prior_throughput(n, counts)
-        if n > EXTRAPOLATION_LIMIT * max(counts):
+        if counts:
+            self.doublings = distance_doublings(n, min(counts), max(counts))
+        if counts and n > EXTRAPOLATION_LIMIT * max(counts):
             self.notes.append(
                 f"{n} instances is beyond {EXTRAPOLATION_LIMIT:g}× the largest measured count "
                 f"({max(counts)}): the throughput range widens with the distance"
@@ -356,6 +360,68 @@ class EvidenceDraws:
                 "published scaling prior (linear scaling is its upper bound, never its centre)"
             )
 
+    def _projected_throughput(self, n: int) -> None:
+        """A projected candidate (estimate/projection.py): the source's own throughput draw at
+        the matched count × exp(ln r), ln r ~ Normal(μ, s²) after the candidate's fit trials."""
+        from trncost.estimate.projected import ProjectedEvidence
+
+        ev = self.ev
+        assert isinstance(ev, ProjectedEvidence)
+        m = self.model
+        r0 = m.point[m.rate_row]
+        proj = ev.projection(n)
+        src_inp = self.inp.model_copy(
+            update={
+                "candidate": ev.source.candidate.model_copy(
+                    update={"instance_count": proj.source_count}
+                )
+            }
+        )
+        src = _SourceDraws(src_inp, ev.src, proj.source_row, proj.source_rate)
+        src._throughput()
+        drawn = next((u for u in src.items if u.row_id == proj.source_row), None)
+        source_draw = drawn.draw if drawn is not None else None
+        x_src, scale, mu, sd = proj.source_rate, proj.scale, proj.ratio.mu, proj.ratio.sd
+        centre = r0 / (x_src * scale * math.exp(mu))  # 1: r0 is the projection's point
+
+        def sample(rng: np.random.Generator, k: int) -> Array:
+            x = source_draw(rng, k) if source_draw is not None else np.full(k, x_src)
+            return x * (scale * centre) * np.exp(mu + sd * rng.standard_normal(k))
+
+        src_type = ev.source.candidate.instance_type
+        self.notes += [f"{src_type} (the projection's source): {note}" for note in src.notes]
+        source_what = drawn.distribution if drawn is not None else "held at its value"
+        self._predictive_item(
+            sample,
+            f"projected: the {ev.source.candidate.instance_type} throughput at "
+            f"{proj.source_count} ({source_what}) × r, {proj.ratio.describe()}",
+            "cross-chip projection (P10–P90): the source's spread and the published ratio's",
+        )
+        self.notes.append(
+            f"the throughput is PROJECTED from {ev.source.candidate.instance_type} trials and a "
+            "published per-chip ratio (no throughput trial of its own): the range is a planning "
+            "range, wide by the ratio's spread across chip generations"
+        )
+        if "projection:ratio" in self.rows:
+            lo, hi = proj.ratio.quantile(-Z90), proj.ratio.quantile(Z90)
+            self.items.append(
+                Uncertain(
+                    row_id="projection:ratio",
+                    label=self._label("projection:ratio"),
+                    unit=None,
+                    point=proj.ratio.point,
+                    low=lo,
+                    high=hi,
+                    basis="the per-chip ratio's P10–P90 (cross-chip prior, updated with the "
+                    "candidate's fit trials)",
+                    distribution="not drawn: part of the throughput draw",
+                    draw=None,
+                    sets=m.rate_row,
+                    set_low=r0 * lo / proj.ratio.point,
+                    set_high=r0 * hi / proj.ratio.point,
+                )
+            )
+
     # -- failures --------------------------------------------------------------------------
     def _failure_rate(self) -> None:
         m = self.model
@@ -365,7 +431,9 @@ class EvidenceDraws:
             self.basis.append(f"{row}: stated failure rate (±20 %)")
             return
         post = failure_posterior(
-            self.ev.trials, self.inp.candidate.instance_type, self.inp.assumptions.failure_prior
+            self.ev.failure_trials,
+            self.inp.candidate.instance_type,
+            self.inp.assumptions.failure_prior,
         )
         if not post.has_evidence:
             self.notes.append("no measured instance-hours: the failure rate is held at its value")
@@ -418,6 +486,26 @@ class EvidenceDraws:
                     set_high=max(hi_set, lam0),
                 )
             )
+
+
+@dataclass
+class _RatePoint:
+    """The two fields of a vector model a source's throughput draw reads."""
+
+    rate_row: str
+    point: dict[str, float]
+
+
+class _SourceDraws(EvidenceDraws):
+    """The throughput draw of a projection's source: its own model (measured, fitted or the
+    published prior) at the matched count, around its point `rate`."""
+
+    def __init__(self, inp: EstimateInput, ev: Evidence, rate_row: str, rate: float) -> None:
+        self.inp, self.ev = inp, ev
+        self.model = cast(VectorModel, _RatePoint(rate_row, {rate_row: rate}))
+        self.rows: Mapping[str, InputRow] = {}
+        self.items, self.notes, self.basis = [], [], []
+        self.doublings = 0.0
 
 
 def _failure_sampler(post: FailurePosterior) -> Sampler:

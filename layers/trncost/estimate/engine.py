@@ -85,15 +85,19 @@ def estimate(inp: EstimateInput, *, check_price_overrides: bool = True) -> Estim
         tokens are known); `incomplete` (a price is PENDING: `total_usd` is None,
         `total_known_usd` [USD] the priced part, `pending_terms` the quantities waiting for a
         price, `total_formula` the total in the unknown prices, and every component with a
-        PENDING line has no subtotal); or `infeasible` (the plan cannot finish, or its time is
-        past `MAX_HELD_HOURS`: no line, no total, `infeasible_reason`, no `time`). Then the
+        PENDING line has no subtotal); `projected` (no throughput trial of its own: the
+        throughput is projected from another chip's trials, estimate/projection.py; priced as
+        complete or incomplete, a planning figure, never a budget); or `infeasible` (the plan
+        cannot finish, or its time is past `MAX_HELD_HOURS`: no line, no total,
+        `infeasible_reason`, no `time`). Then the
         time to target (`time`, every part in [h]), the steady throughput [target units/s],
         the warnings, the input table and each trial's admission.
 
     Raises
     ------
     MissingEvidence
-        No trial, or no usable trial, of the candidate's instance type and platform.
+        No usable trial of the candidate's instance type and platform, and no other chip's
+        trials to project it from.
     DomainError
         The inputs contradict each other, or a line would not fit the ledger exactly (above
         `LEDGER_MAX_USD`, trncost.model.bounds).
@@ -189,7 +193,7 @@ def _estimate(inp: EstimateInput, check_price_overrides: bool) -> Estimate:
         per_m_tokens = usd(total * Decimal(1_000_000) / Decimal(repr(w.target_tokens)))
     return Estimate(
         **common,
-        status="incomplete" if pending else "complete",
+        status="projected" if ev.projected else "incomplete" if pending else "complete",
         time=tm.time,
         effective_throughput=w.target.amount / (tm.time.total_h * 3600),
         line_items=lines,

@@ -63,6 +63,8 @@ class Evidence(TrialReadings):
         Pool the trials of another dataset, code version or clock (with a warning).
     """
 
+    projected = False  # a ProjectedEvidence (estimate/projection.py) says True
+
     def __init__(
         self,
         workload: Workload,
@@ -116,17 +118,31 @@ class Evidence(TrialReadings):
         """The evidence of `inp`'s candidate, admitted as its request says, its rows in
         `ledger`.
 
+        A candidate without a usable trial of its own is projected from another chip's
+        trials when it can be (estimate/projection.py: status `projected`).
+
         Returns
         -------
         Evidence
+            Its own evidence, or a ProjectedEvidence.
+
+        Raises
+        ------
+        MissingEvidence
+            No usable trial of its own, and no projection possible (it says why).
         """
-        return cls(
-            inp.workload,
-            inp.candidate,
-            inp.trials,
-            ledger,
-            pool_mismatched=inp.assumptions.pool_mismatched_trials,
-        )
+        try:
+            return cls(
+                inp.workload,
+                inp.candidate,
+                inp.trials,
+                ledger,
+                pool_mismatched=inp.assumptions.pool_mismatched_trials,
+            )
+        except MissingEvidence as missing:
+            from trncost.estimate.projected import project
+
+            return project(inp, ledger, missing)
 
     # -- admission -------------------------------------------------------------------------
     def _record_admission(self) -> None:

@@ -16,7 +16,8 @@ J. Kaplan et al., "Scaling Laws for Neural Language Models", arXiv:2001.08361 (2
 (C ≈ 6N FLOPs per training token); A. Chowdhery et al., "PaLM: Scaling Language Modeling with
 Pathways", arXiv:2204.02311 (2022), §4.1 and appendix B (model FLOPs utilization); each
 chip's peak: its `source` in CHIP_PEAKS, from estimate/data/chips.json (AWS Neuron
-architecture pages, seeds/002, NVIDIA datasheets). DESIGN.md, "Analysis on top" (an MFU check flags implausible trial throughput).
+architecture pages, seeds/002, NVIDIA datasheets). DESIGN.md, "Analysis on top" (an MFU check
+flags implausible trial throughput).
 """
 
 from __future__ import annotations

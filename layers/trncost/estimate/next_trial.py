@@ -70,6 +70,8 @@ def _measure(r: Range, measure: str) -> float | None:
 
 
 def _options(ev: Evidence, planned: int) -> list[tuple[Phase, int, str]]:
+    if ev.projected:
+        return _projected_options(ev, planned)
     counts = ev.measured_counts()
     top = max(counts)
     out: list[tuple[Phase, int, str]] = []
@@ -87,14 +89,58 @@ def _options(ev: Evidence, planned: int) -> list[tuple[Phase, int, str]]:
     return out
 
 
-def _template(ev: Evidence) -> TrialRun:
-    return sorted(ev.usable, key=lambda t: t.wall.steady_s)[len(ev.usable) // 2]
+def _projected_options(ev: Evidence, planned: int) -> list[tuple[Phase, int, str]]:
+    """A projected candidate (estimate/projection.py): its fit trial first (does it compile
+    and run, and its first throughput, which updates the per-chip ratio), then a baseline at
+    the planned count (its own throughput: no longer projected)."""
+    from trncost.estimate.projected import ProjectedEvidence
+
+    assert isinstance(ev, ProjectedEvidence)
+    it = ev.candidate.instance_type
+    at = ev.fit_count()
+    fit = (
+        Phase.fit,
+        at,
+        f"the fit trial of {it}: does it compile and run, and its first throughput (it "
+        "measures the per-chip ratio the projection rests on"
+        + (
+            f"; at {at} instances, matched to the smallest count the "
+            f"{ev.source.candidate.instance_type} trials measured)"
+            if at > 1
+            else ")"
+        ),
+    )
+    baseline = (
+        Phase.baseline,
+        planned,
+        f"a baseline of {it} at the planned {planned} instances: its own throughput (no longer "
+        "projected)",
+    )
+    return [baseline, fit] if ev.fit_observations() else [fit, baseline]
+
+
+def _fit_first(ev: Evidence) -> bool:
+    """Whether the fit trial must come first: a projected candidate none of whose fit trials
+    has passed (a baseline before the fit may pay for a run that does not compile)."""
+    from trncost.estimate.projected import ProjectedEvidence
+
+    return isinstance(ev, ProjectedEvidence) and not ev.fit_observations()
+
+
+def _template(ev: Evidence, phase: Phase = Phase.baseline) -> TrialRun:
+    """The median trial (by steady seconds) the expected one is made from: of a projected
+    candidate, its source's (a fit trial for a fit, when the source ran one)."""
+    pool = ev.usable
+    if phase == Phase.fit and ev.projected:
+        fits = [t for t in ev.trials if t.phase == Phase.fit and t.steady_work > 0]
+        pool = fits or pool
+    return sorted(pool, key=lambda t: t.wall.steady_s)[len(pool) // 2]
 
 
 def _expected_trial(
     ev: Evidence, inp: EstimateInput, phase: Phase, count: int, i: int
 ) -> TrialRun | None:
-    base = _template(ev)
+    base = _template(ev, phase)
     at = inp.model_copy(
         update={"candidate": inp.candidate.model_copy(update={"instance_count": count})}
     )
@@ -111,10 +157,12 @@ def _expected_trial(
     old_rate = base.steady_work / clock if clock else 0.0
     scale = ((work - warmup) / clock) / old_rate if old_rate else 1.0
     data = base.model_dump()  # re-validated, so no cached figure of the template survives
+    # a projected candidate's expected trial runs on its own instance type, not the source's
+    cand = inp.candidate.model_dump() if ev.projected else data["candidate"]
     data.update(
         trial_id=f"next-trial-{i}",
         phase=phase,
-        candidate={**data["candidate"], "instance_count": count},
+        candidate={**cand, "instance_count": count},
         work={**data["work"], "done": work, "quality_meeting": work},
         steady_throughput_samples=[s * scale for s in base.steady_throughput_samples],
         reliability={**data["reliability"], "failures": 0, "reruns": 0, "rerun_s": 0},
@@ -244,6 +292,13 @@ def next_trial(
 
     options.sort(key=lambda o: -per(o))
     best = options[0] if now - options[0].width_after > 0 else None
+    if _fit_first(ev):
+        fit = next((o for o in options if o.phase == Phase.fit.value), None)
+        best = fit if fit is not None and now - fit.width_after > 0 else best
+        notes.append(
+            f"no trial of {ev.candidate.instance_type} has passed a fit: the fit trial comes "
+            "first (a baseline before it may pay for a run that does not compile)"
+        )
     if best is None:
         notes.append("no option narrows the range: more of the same evidence would not help")
     if price is None:

@@ -17,6 +17,11 @@ draws mostly cannot finish last); when the leader is cheaper than the runner-up 
 CLOSE_CALL of the draws, the comparison says the call is too close (`CloseCall`) and the
 decision names the trial that would separate them.
 
+A candidate whose one price is PENDING gets the range of its break-even price over the same
+paired draws (draws where either cannot finish left out)::
+
+    P*[i] = max(0, (total_alt[i] − known[i]) / pending quantity[i])           [USD/unit]
+
 References
 ----------
 DESIGN.md, principle 10 (candidates ranked over paired draws, each with its chance of being
@@ -26,6 +31,7 @@ the cheapest; a close call says so); Law, Simulation Modeling and Analysis, 5th 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from decimal import Decimal
 
@@ -34,7 +40,13 @@ import numpy as np
 from trncost.estimate.decide_cost import CLOSE_CALL, Standing
 from trncost.estimate.money import dec, usd
 from trncost.estimate.uncertainty import Simulation
-from trncost.model.analysis import CloseCall, Comparison, RankedCandidate
+from trncost.model.analysis import (
+    BreakEven,
+    CloseCall,
+    Comparison,
+    MoneyPercentiles,
+    RankedCandidate,
+)
 
 __all__ = ["CLOSE_CALL", "RANKED_BY", "Standing", "paired_ranking"]
 WINSOR = 0.01  # each tail of a candidate's draws clipped before its expected cost is taken
@@ -142,12 +154,48 @@ def paired_ranking(
                 involved,
             )
     by_cost = _reordered([updated.get(r.candidate_id, r) for r in rows])
+    break_evens = [_break_even_range(b, simulations) for b in comparison.break_evens]
     return (
         comparison.model_copy(
-            update={"by_cost": by_cost, "ranked_by": RANKED_BY, "close_calls": close_calls}
+            update={
+                "by_cost": by_cost,
+                "ranked_by": RANKED_BY,
+                "close_calls": close_calls,
+                "break_evens": break_evens,
+            }
         ),
         standings,
     )
+
+
+def _break_even_range(b: BreakEven, simulations: Mapping[str, Simulation]) -> BreakEven:
+    """`b` with the P10/P50/P90 of its break-even price over the paired draws."""
+    mine, alt = simulations.get(b.candidate_id), simulations.get(b.against or "")
+    if mine is None or alt is None or b.price_key not in mine.outcome.pending:
+        return b
+    n = mine.samples
+    quantity = np.broadcast_to(mine.outcome.pending[b.price_key], (n,))
+    known = np.broadcast_to(mine.outcome.known, (n,))
+    ok = mine.feasible & alt.feasible & (quantity > 0)
+    if not ok.any():
+        return b
+    gap = alt.totals()[ok] - known[ok]
+    price = np.maximum(gap / quantity[ok], 0.0)
+    k = price.size
+    p10, p50, p90 = (float(np.partition(price, i)[i]) for i in _ranks(k))
+    return b.model_copy(
+        update={
+            "price_range": MoneyPercentiles(p10=_money(p10), p50=_money(p50), p90=_money(p90)),
+            "p_no_price_cheaper": float(np.mean(gap <= 0)),
+        }
+    )
+
+
+def _ranks(k: int) -> tuple[int, int, int]:
+    """The inverted-CDF order statistics of P10, P50, P90 among k draws (⌈p·k⌉ − 1, as the
+    range's)."""
+    i10, i50, i90 = (max(0, math.ceil(p * k) - 1) for p in (0.1, 0.5, 0.9))
+    return i10, i50, i90
 
 
 def _cheapest(totals: np.ndarray) -> np.ndarray:

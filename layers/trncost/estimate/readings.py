@@ -42,6 +42,12 @@ class TrialReadings:
     candidate: Candidate
     ledger: Ledger
 
+    @property
+    def failure_trials(self) -> list[TrialRun]:
+        """The trials whose failures and exposure the failure rate reads: the pooled ones (a
+        projected candidate: its own, never another chip's)."""
+        return self.trials
+
     # -- one-time and periodic costs in time ----------------------------------------------
     def compile_s(self, expect_cache_hit: bool) -> MaybeMeasured:
         """One-time compile: the mean measured compile of the pooled trials whose clock
@@ -309,19 +315,22 @@ class TrialReadings:
         (2013), §5 and §2.6; DESIGN.md, "The cost model" (rate λ per instance-hour from trial
         records).
         """
-        post = posterior(self.trials, self.candidate.instance_type, fleet)
+        trials = self.failure_trials
+        post = posterior(trials, self.candidate.instance_type, fleet)
         failures, hours = post.failures, post.hours
-        known = [t for t in self.trials if t.reliability.failures is not None]
+        known = [t for t in trials if t.reliability.failures is not None]
         observed = self.ledger.row(
             "failure:observed",
             "failures per instance-hour in the trials",
             failures / hours if hours > 0 else 0.0,
             "1/instance-hour",
             measurement(
-                known or self.trials,
+                known or trials,
                 f"Σ failures ({failures}) / Σ instance-hours ({hours:.4g}) of the trials whose "
                 "failures are known",
-            ),
+            )
+            if trials
+            else not_measured("failures"),
         )
         if post.unknown_trials:
             self.ledger.warn(

@@ -221,6 +221,17 @@ class BreakEven(DomainModel):
         "PENDING price, it cannot be cheaper",
     )
     note: str
+    price_range: MoneyPercentiles | None = Field(
+        default=None,
+        description="P10/P50/P90 of the break-even price over the paired draws, (alternative's "
+        "total − known part) / pending quantity in each draw (0 where no price makes it "
+        "cheaper); None without ranges",
+    )
+    p_no_price_cheaper: float | None = Field(
+        default=None,
+        description="share of the paired draws in which the known part alone reaches the "
+        "alternative's total (no price makes it cheaper there)",
+    )
 
 
 class CloseCall(DomainModel):
@@ -371,7 +382,7 @@ class MfuFinding(DomainModel):
 class TrialOption(DomainModel):
     """One trial trncost could run next, and how much it would narrow the range."""
 
-    phase: Literal["baseline", "target"]
+    phase: Literal["fit", "baseline", "target"]
     instance_count: int
     why: str
     expected_instance_hours: float = Field(description="instance count × a trial's wall time")

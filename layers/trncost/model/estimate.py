@@ -150,7 +150,12 @@ class Estimate(DomainModel):
     workload_id: str
     candidate: Candidate
     snapshot_id: str
-    status: Literal["complete", "incomplete", "infeasible"]
+    status: Literal["complete", "incomplete", "projected", "infeasible"] = Field(
+        description="complete (every line priced) | incomplete (a price is PENDING: the total "
+        "is its formula) | projected (no throughput trial of its own: projected from another "
+        "chip's trials and published ratios, a planning figure, never a budget; priced or "
+        "PENDING as `pending_terms` say) | infeasible (the plan cannot finish)"
+    )
     infeasible_reason: str | None = None
     time: TimeToTarget | None = None
     steady_throughput: float | None = Field(
@@ -204,6 +209,17 @@ class Estimate(DomainModel):
     @property
     def complete(self) -> bool:
         return self.status == "complete"
+
+    @property
+    def projected(self) -> bool:
+        """Projected from another chip's trials (no throughput trial of its own)."""
+        return self.status == "projected"
+
+    @property
+    def incomplete(self) -> bool:
+        """A price is PENDING (incomplete, or projected with a PENDING term): the total is its
+        formula, known part + Σ quantity × P."""
+        return self.status == "incomplete" or (self.projected and bool(self.pending_terms))
 
     def known_by_component(self) -> dict[Component, Decimal]:
         """The priced lines' sum per component (the known part, PENDING lines left out)."""

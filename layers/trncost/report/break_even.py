@@ -59,7 +59,7 @@ def _against(alt: Alternative) -> str:
 
 def break_even_section(est: Estimate, alt: Alternative | None) -> str:
     """The section; nothing for an estimate with no PENDING price (or when nobody asked)."""
-    if est.status != "incomplete" or alt is None:
+    if not est.incomplete or alt is None:
         return ""
     b = alt.break_even
     head = '<section id="break-even"><h2>Break-even price</h2>'

@@ -22,9 +22,11 @@ from trncost.report.tornado import tornado_block
 
 
 def _headline(est: Estimate, rng: Range | None = None) -> str:
-    if est.status == "complete":
+    if est.status == "complete" or (est.projected and not est.incomplete):
         cost = esc(usd(est.cost_per_target_usd if est.cost_per_target_usd else est.total_usd))
-    elif est.status == "incomplete":
+        if est.projected:
+            cost += ' <span class="pending-text">PROJECTED</span>'
+    elif est.incomplete:
         cost = (
             '<span class="pending-text">PENDING</span> '
             f'<code class="small">{esc(est.total_formula)}</code>'

@@ -98,15 +98,16 @@ def target_text(est: Estimate) -> str:
 def _cost_figures(est: Estimate) -> list[str]:
     """Cost per completed target and per 1M tokens, as the status allows."""
     per_target, per_million = "cost-per-target", "cost-per-million-tokens"
-    if est.status == "complete":
+    if est.status == "complete" or (est.projected and not est.incomplete):
         cost = est.cost_per_target_usd if est.cost_per_target_usd is not None else est.total_usd
-        first = figure("Cost per completed target", usd(cost), target_text(est), "", per_target)
+        what = "Cost per completed target" + (" (PROJECTED)" if est.projected else "")
+        first = figure(what, usd(cost), target_text(est), "", per_target)
         if est.cost_per_million_tokens_usd is not None:
             million = usd(est.cost_per_million_tokens_usd)
             return [first, figure("Cost per 1M tokens", million, "", "", per_million)]
         unknown = "tokens of the target unknown"
         return [first, figure("Cost per 1M tokens", "—", unknown, "none", per_million)]
-    if est.status == "incomplete":
+    if est.incomplete:
         n = len(est.pending_terms)
         waits = (
             f"waits on {n} price{'s' if n != 1 else ''} with no basis yet; "
@@ -205,7 +206,7 @@ def _time_figures(est: Estimate) -> list[str]:
 
 def _total(est: Estimate) -> str:
     """The total: the formula in the pending price, why it cannot finish, or the formula."""
-    if est.status == "incomplete":
+    if est.incomplete:
         terms = "".join(
             f"<li><code>P[{esc(term.price_key)}]</code> × {term.quantity:,.2f} {esc(term.unit)}"
             f" — <span class='pending-text'>PENDING</span>: {esc(term.reason)}"
@@ -246,10 +247,33 @@ def range_text(rng: Range | None, est: Estimate) -> tuple[str, str] | None:
 def headline(est: Estimate, rng: Range | None = None) -> str:
     figures = [*_cost_figures(est), *_range_figures(est, rng), *_split_figures(est)]
     figures += _time_figures(est)
-    body = f'<div class="figures">{"".join(figures)}</div>' + price_basis(est) + _total(est)
+    body = (
+        f'<div class="figures">{"".join(figures)}</div>'
+        + _projection(est)
+        + price_basis(est)
+        + _total(est)
+    )
     if est.status != "complete":
         body += f'<p class="small">Target: {target_text(est)}</p>'
     return f'<section id="headline"><h2>Headline</h2>{body}</section>'
+
+
+def _projection(est: Estimate) -> str:
+    """What a projected estimate rests on (estimate/projection.py): said first, plainly."""
+    if not est.projected:
+        return ""
+    rows = {r.id: r for r in est.inputs}
+    rate = rows.get(f"throughput:n={est.candidate.instance_count}")
+    ratio = rows.get("projection:ratio")
+    parts = [esc(rate.label) if rate is not None else "throughput projected"]
+    if ratio is not None:
+        parts.append(esc(ratio.label))
+    return (
+        '<p class="projected" id="projection"><strong>PROJECTED, not measured:</strong> '
+        f"{'; '.join(parts)}. No trial of {esc(est.candidate.instance_type)} measured its "
+        "throughput: this is a planning range from another chip's trials and published "
+        "per-chip ratios, never a budget; its fit trial is the next trial worth running.</p>"
+    )
 
 
 def warnings(est: Estimate) -> str:

@@ -22,7 +22,12 @@ COMPONENT_LABELS: dict[Component, str] = {
     Component.adaptation_reruns: "adaptation & reruns",
 }
 
-STATUS_TEXT = {"complete": "COMPLETE", "incomplete": "INCOMPLETE", "infeasible": "INFEASIBLE"}
+STATUS_TEXT = {
+    "complete": "COMPLETE",
+    "incomplete": "INCOMPLETE",
+    "projected": "PROJECTED",
+    "infeasible": "INFEASIBLE",
+}
 
 ACTION_TEXT: dict[Action, str] = {
     Action.continue_trials: "CONTINUE TRIALS",

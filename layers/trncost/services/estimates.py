@@ -219,7 +219,7 @@ class EstimateService:
         from trncost.report.break_even import Alternative
 
         mine = found.estimate
-        if mine.status != "incomplete":
+        if not mine.incomplete:
             return None
         definition = self.records.get_estimate_definition(found.estimate_id)
         if definition is None:
