@@ -111,9 +111,7 @@ def test_two_identical_candidates_are_refused():
 
 
 def test_a_candidate_that_cannot_be_estimated_is_excluded_with_its_reason():
-    no_trials = inputs(
-        cand=candidate("g5.48xlarge", 2), trials=trio()[0].trials, prices=PRICES
-    )
+    no_trials = inputs(cand=candidate("g5.48xlarge", 2), trials=trio()[0].trials, prices=PRICES)
     a = analyse([*trio(), no_trials], samples=500, seed=1)
     (reason,) = a.comparison.excluded.values()
     assert "no trial of g5.48xlarge" in reason

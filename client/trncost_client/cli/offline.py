@@ -382,6 +382,10 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
         console.print(_swing_line(swing))
     if cand.next_trial is not None:
         _print_next_trial(cand.next_trial, console)
+    if cand.checkpoint is not None:
+        from trncost.report.checkpoint import advice_sentence
+
+        console.print(f"checkpoint interval (what-if): {advice_sentence(cand.checkpoint)}")
     if cand.decision is not None:
         console.print(f"decision: {cand.decision.action.value}")
 

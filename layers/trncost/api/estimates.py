@@ -41,6 +41,8 @@ def _view(version: EstimateVersion) -> EstimateView:
         created_by=version.created_by,
         estimate=version.estimate,
         range=version.range,
+        checkpoint=version.checkpoint,
+        decision=version.decision,
     )
 
 

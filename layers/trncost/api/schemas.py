@@ -19,7 +19,7 @@ from trncost.model import (
     TrialRun,
     Workload,
 )
-from trncost.model.analysis import Analysis, Range
+from trncost.model.analysis import Analysis, CheckpointAdvice, Decision, Range
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.price import PriceSnapshot, Rejection, Unmatched
@@ -106,6 +106,16 @@ class EstimateView(Schema):
         description="the Monte Carlo range of the same model (P10/P50/P90 beside the point, "
         "which is the figure at the posterior mean of every drawn input); null for versions "
         "stored before ranges were kept",
+    )
+    checkpoint: CheckpointAdvice | None = Field(
+        default=None,
+        description="the checkpoint interval that minimises the expected cost per target under "
+        "the failure posterior, a what-if with its saving against the interval used",
+    )
+    decision: Decision | None = Field(
+        default=None,
+        description="the estimate's own decision when the version was made (without a "
+        "comparison's alternatives)",
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from trncost.errors import DomainError
+from trncost.estimate.checkpoint import checkpoint_advice
 from trncost.estimate.compare import candidate_ids, rank
 from trncost.estimate.credits import credits_runway
 from trncost.estimate.decide import decide, migration_decision, own_trials
@@ -34,8 +35,9 @@ def analyse(
     override_fields: Sequence[str] | None = None,
 ) -> Analysis:
     """Analyse every candidate: its estimate, scaling fit (≥ 3 measured counts), P10/P50/P90
-    range, tornado, MFU checks, credits runway, decision and next trial worth running; then
-    the ranking of the comparable candidates and the migration decision.
+    range, tornado, MFU checks, credits runway, decision, next trial worth running and
+    checkpoint interval advice (estimate/checkpoint.py); then the ranking of the comparable
+    candidates and the migration decision.
 
     A candidate that cannot be estimated (no usable trial, a contradiction) is reported with
     its reason and left out of the ranking; it never stops the others.
@@ -81,7 +83,12 @@ def analyse(
         scaling = None
         ev = Evidence.of(inp, Ledger(inp.prices))
         counts = ev.measured_counts()
-        if len(counts) >= MIN_FIT_COUNTS:
+        if ev.projected:
+            notes.append(
+                "no scaling fit of its own: no throughput trial of it (projected from another "
+                "chip's trials)"
+            )
+        elif len(counts) >= MIN_FIT_COUNTS:
             scaling = ev.scaling_fit()
         else:
             notes.append(
@@ -108,6 +115,7 @@ def analyse(
             tornado=tornado(inp, prepared=prepared),
             mfu=mfu,
             runway=runway,
+            checkpoint=checkpoint_advice(prepared, seed=seed),
             notes=notes,
         )
 

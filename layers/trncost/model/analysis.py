@@ -413,6 +413,59 @@ class NextTrial(DomainModel):
     notes: list[str] = Field(default_factory=list)
 
 
+# -- checkpoint interval advice -------------------------------------------------------------
+class IntervalWhatIf(DomainModel):
+    """One checkpoint interval and what the estimate's model expects at it."""
+
+    label: str = Field(description="now | advised | Young | Daly | ½× advised | 2× advised")
+    interval_s: float
+    saves: int = Field(description="checkpoint saves over the steady time")
+    expected_held_h: float = Field(description="over the failure rate's posterior draws")
+    expected_total_usd: Money | None = Field(
+        default=None, description="expected total per target; None while a price is PENDING"
+    )
+
+
+class CheckpointAdvice(DomainModel):
+    """The checkpoint interval that minimises the expected cost per target under the failure
+    posterior (estimate/checkpoint.py), as a what-if against the interval the estimate uses."""
+
+    current_interval_s: float | None = Field(
+        description="the interval the estimate uses; None: no checkpoints (a failure loses "
+        "the run so far)"
+    )
+    current_source: Literal["assumed", "measured", "none"]
+    save_s: float | None = Field(description="measured seconds per checkpoint save")
+    restart_s: float = Field(description="seconds per restart (0 when not measured)")
+    failure_rate: float = Field(description="posterior mean failures per instance-hour")
+    instances: int
+    mtbf_h: float | None = Field(description="the job's mean time between failures, 1/(λ·n)")
+    advised_s: float | None = Field(
+        default=None, description="minimises the expected total (held hours while PENDING)"
+    )
+    young_s: float | None = Field(default=None, description="√(2·save·MTBF), Young (1974)")
+    daly_s: float | None = Field(default=None, description="Daly (2006) higher-order optimum")
+    expected_held_h_now: float | None = None
+    expected_held_h_advised: float | None = None
+    expected_total_usd_now: Money | None = None
+    expected_total_usd_advised: Money | None = None
+    saving_h: float | None = Field(default=None, description="expected held hours saved")
+    saving_instance_hours: float | None = None
+    saving_usd: Money | None = Field(
+        default=None, description="expected total saved per target; None while PENDING"
+    )
+    p_advised_cheaper: float | None = Field(
+        default=None, description="share of the failure-rate draws in which the advice costs less"
+    )
+    flat_from_s: float | None = Field(
+        default=None, description="the intervals within 1 % of the least expected cost: from"
+    )
+    flat_to_s: float | None = Field(default=None, description="… to")
+    what_if: list[IntervalWhatIf] = Field(default_factory=list)
+    method: str
+    notes: list[str] = Field(default_factory=list)
+
+
 # -- bundle --------------------------------------------------------------------------------
 class CandidateAnalysis(DomainModel):
     candidate_id: str
@@ -428,6 +481,11 @@ class CandidateAnalysis(DomainModel):
         default=None,
         description="when the decision is continue_trials or the range is wide: the trial "
         "that narrows P90 − P10 the most per dollar",
+    )
+    checkpoint: CheckpointAdvice | None = Field(
+        default=None,
+        description="the checkpoint interval that minimises the expected cost per target "
+        "under the failure posterior: a what-if against the interval used",
     )
     notes: list[str] = Field(default_factory=list)
 

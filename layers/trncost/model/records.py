@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
-from trncost.model.analysis import Analysis, Range
+from trncost.model.analysis import Analysis, CheckpointAdvice, Decision, Range
 from trncost.model.assumptions import Assumptions
 from trncost.model.candidate import Candidate
 from trncost.model.changes import FigureChange
@@ -77,6 +77,17 @@ class EstimateVersion(DomainModel):
         description="its Monte Carlo range (P10/P50/P90 of the same model: the point is the "
         "figure at the posterior mean of every drawn input); None: stored before ranges were "
         "kept, or the range could not be drawn",
+    )
+    checkpoint: CheckpointAdvice | None = Field(
+        default=None,
+        description="the checkpoint interval that minimises its expected cost per target under "
+        "the failure posterior (a what-if); None: stored before, or none can be advised",
+    )
+    decision: Decision | None = Field(
+        default=None,
+        description="its own decision when the version was made (its evidence, prices and plan; "
+        "a comparison's cost reasons are the analysis's): what 'Estimate Decision Changed' "
+        "compares; None: stored before decisions were kept",
     )
 
 

@@ -8,6 +8,7 @@ from trncost.model import Estimate, Range
 from trncost.model.analysis import CandidateAnalysis
 from trncost.report.admission import admission_details
 from trncost.report.anchors import PageAnchors
+from trncost.report.checkpoint import checkpoint_block
 from trncost.report.credits import runway_block
 from trncost.report.decision import reason_list
 from trncost.report.format import esc, hours, usd
@@ -86,6 +87,7 @@ def _estimated(c: CandidateAnalysis, est: Estimate, prefix: str, page: PageAncho
         _warnings(est, prefix),
         range_block(c, prefix, page),
         next_trial_block(c, prefix),
+        checkpoint_block(c.checkpoint, prefix),
         tornado_block(c, prefix, page),
         scaling_block(c, prefix, page),
         mfu_block(c, prefix),

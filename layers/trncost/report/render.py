@@ -13,7 +13,7 @@ from typing import Literal, get_args
 
 from trncost.model import Estimate, Range
 from trncost.model.actuals import ActualsComparison
-from trncost.model.analysis import Analysis
+from trncost.model.analysis import Analysis, CheckpointAdvice
 from trncost.report.break_even import Alternative, break_even_text
 
 ReportFormat = Literal["html", "csv", "md"]
@@ -62,9 +62,11 @@ def render_estimate(
     alternative: Alternative | None = None,
     rng: Range | None = None,
     actuals: ActualsComparison | None = None,
+    checkpoint: CheckpointAdvice | None = None,
 ) -> Rendered:
     """One estimate's report as `fmt` (html, csv or md); `rng`: its stored range;
-    `actuals`: its "Estimate vs actual" section (the page only)."""
+    `actuals`: its "Estimate vs actual" section and `checkpoint` its checkpoint interval advice
+    (the page only)."""
     kind = check_format(fmt)
     stem = _safe(f"trncost-{estimate_id or estimate.candidate.instance_type}") + (
         f"-v{version}" if version else ""
@@ -81,6 +83,7 @@ def render_estimate(
             alternative=alternative,
             rng=rng,
             actuals=actuals,
+            checkpoint=checkpoint,
         )
     elif kind == "csv":
         from trncost.report.exports import estimate_csv

@@ -46,6 +46,7 @@ from trncost.model import (
     PriceSnapshot,
     Range,
 )
+from trncost.model.analysis import CheckpointAdvice, Decision
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
@@ -89,17 +90,41 @@ def estimate(inp: EstimateInput, *, check_price_overrides: bool = True) -> Estim
 RANGE_SAMPLES, RANGE_SEED = 20_000, 0  # each version's Monte Carlo range: same seed, same range
 
 
-def estimate_range(inp: EstimateInput, result: Estimate) -> Range | None:
-    """The version's range: the same model's Monte Carlo (RANGE_SAMPLES draws, RANGE_SEED), so
-    the report can show P50 and P10–P90 beside the point; None when it cannot be drawn."""
-    from trncost.estimate import monte_carlo
+@dataclass(frozen=True)
+class Extras:
+    """What a version keeps beside its estimate: its range, its checkpoint advice and its own
+    decision (each None when it cannot be made)."""
 
+    range: Range | None
+    checkpoint: CheckpointAdvice | None
+    decision: Decision | None
+
+
+def estimate_extras(inp: EstimateInput, result: Estimate) -> Extras:
+    """The version's range — the same model's Monte Carlo (RANGE_SAMPLES draws, RANGE_SEED), so
+    the report can show P50 and P10–P90 beside the point — its checkpoint interval advice (the
+    same model, trncost.estimate.checkpoint) and its own decision (trncost.estimate.decide,
+    without a comparison's alternatives); each None when it cannot be made."""
+    from trncost.estimate import decide
+    from trncost.estimate.checkpoint import checkpoint_advice
+    from trncost.estimate.uncertainty import prepare, range_of, simulate
+
+    found: Range | None = None
+    advice: CheckpointAdvice | None = None
     try:
-        found: Range = monte_carlo(inp, samples=RANGE_SAMPLES, seed=RANGE_SEED, est=result)
+        prepared, sim = simulate(
+            inp, samples=RANGE_SAMPLES, seed=RANGE_SEED, prepared=prepare(inp, result)
+        )
+        found = range_of(prepared, sim, seed=RANGE_SEED)
+        advice = checkpoint_advice(prepared, seed=RANGE_SEED)
     except DomainError as exc:
         log.info("no range for this estimate: %s", exc)
-        return None
-    return found
+    try:
+        decision: Decision | None = decide(inp, result)
+    except DomainError as exc:
+        log.info("no decision for this estimate: %s", exc)
+        decision = None
+    return Extras(found, advice, decision)
 
 
 def _changes(before: Estimate, after: Estimate) -> list[FigureChange]:
@@ -209,6 +234,7 @@ class EstimateService:
             alternative=self.alternative(found) if fmt != "csv" else None,
             rng=found.range,
             actuals=self.actuals(estimate_id) if self.actuals and fmt == "html" else None,
+            checkpoint=found.checkpoint,
         )
 
     def alternative(self, found: EstimateVersion) -> Alternative | None:
@@ -310,6 +336,7 @@ class EstimateService:
         inp = self._input(definition)
         result = estimate(inp)  # raises MissingEvidence / DomainError before anything is stored
         self.records.put_estimate_definition(definition)
+        extras = estimate_extras(inp, result)
         return self.records.add_version(
             definition.estimate_id,
             result,
@@ -318,7 +345,9 @@ class EstimateService:
             fingerprint(inp, definition),
             known_latest=0,  # a new estimate: no version to look up
             created_by=created_by,
-            estimate_range=estimate_range(inp, result),
+            estimate_range=extras.range,
+            checkpoint=extras.checkpoint,
+            decision=extras.decision,
         )
 
     def recompute(
@@ -349,6 +378,7 @@ class EstimateService:
                 if self.records.latest_version_number(eid) == latest.version:
                     return Refreshed(eid, None, "figures unchanged")
                 continue  # another refresh stored a version meanwhile: compare with it
+            extras = estimate_extras(inp, result)
             version = EstimateVersion(
                 estimate_id=eid,
                 version=(latest.version if latest else 0) + 1,
@@ -358,7 +388,9 @@ class EstimateService:
                 estimate=result,
                 created_by=definition.created_by,
                 changes=moved,
-                range=estimate_range(inp, result),
+                range=extras.range,
+                checkpoint=extras.checkpoint,
+                decision=extras.decision,
             )
             if self.records.put_version(version):
                 return Refreshed(eid, version.version, reason)

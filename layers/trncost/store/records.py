@@ -14,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from trncost.errors import Conflict, InvalidInput, first_validation_error
 from trncost.model import Estimate, Range, TrialRun, Workload
+from trncost.model.analysis import CheckpointAdvice, Decision
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
@@ -281,6 +282,12 @@ class RecordStore(Repository):
                 "estimate": version.estimate.model_dump_json(),
                 **({"created_by": version.created_by} if version.created_by else {}),
                 **({"range": version.range.model_dump_json()} if version.range else {}),
+                **(
+                    {"checkpoint": version.checkpoint.model_dump_json()}
+                    if version.checkpoint
+                    else {}
+                ),
+                **({"decision": version.decision.model_dump_json()} if version.decision else {}),
                 "changes": _CHANGES.dump_json(version.changes).decode(),
             }
         )
@@ -296,10 +303,12 @@ class RecordStore(Repository):
         known_latest: int | None = None,
         created_by: str | None = None,
         estimate_range: Range | None = None,
+        checkpoint: CheckpointAdvice | None = None,
+        decision: Decision | None = None,
     ) -> EstimateVersion:
-        """Store `estimate` (and its range) as the next version. A race for a number retries
-        with the next. `known_latest` saves the first lookup when the caller knows the latest
-        number."""
+        """Store `estimate` (and its range, checkpoint advice and decision) as the next version.
+        A race for a number retries with the next. `known_latest` saves the first lookup when
+        the caller knows the latest number."""
         for attempt in range(attempts):
             if attempt == 0 and known_latest is not None:
                 number = known_latest + 1
@@ -314,6 +323,8 @@ class RecordStore(Repository):
                 estimate=estimate,
                 created_by=created_by,
                 range=estimate_range,
+                checkpoint=checkpoint,
+                decision=decision,
             )
             if self.put_version(version):
                 return version
@@ -334,6 +345,14 @@ class RecordStore(Repository):
             created_by=item.get("created_by"),
             changes=_changes(item),
             range=Range.model_validate_json(item["range"]) if item.get("range") else None,
+            checkpoint=(
+                CheckpointAdvice.model_validate_json(item["checkpoint"])
+                if item.get("checkpoint")
+                else None
+            ),
+            decision=(
+                Decision.model_validate_json(item["decision"]) if item.get("decision") else None
+            ),
         )
 
     def list_versions(self, estimate_id: str) -> list[dict[str, Any]]:
