@@ -29,7 +29,13 @@ from constructs import Construct
 from stacks.base import StackOptions, TrncostStack, retained_log_group
 from stacks.config import StageConfig
 from stacks.lambda_factory import TrncostFunction
-from stacks.permissions import grant, grant_price_reads, grant_put_events, grant_table
+from stacks.permissions import (
+    TRAINING_PLAN_ACTIONS,
+    grant,
+    grant_price_reads,
+    grant_put_events,
+    grant_table,
+)
 from stacks.pricing import accept_uploads, catalog_json
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
@@ -85,8 +91,12 @@ PERSONAS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     ),
     "planner": (
         "start trial plans (paid trial runs, within the stage's trial_plans bounds); create "
-        "an AWS Budget from an estimate",
-        (("POST", "/workloads/*/trial-plans"), ("POST", "/estimates/*/budget")),
+        "an AWS Budget from an estimate; quote the capacity an estimate can book",
+        (
+            ("POST", "/workloads/*/trial-plans"),
+            ("POST", "/estimates/*/budget"),
+            ("POST", "/estimates/*/capacity"),
+        ),
     ),
     "price-admin": ("take price snapshots", (("POST", "/prices/snapshots"),)),
 }
@@ -133,6 +143,8 @@ class EstimateApi(Construct):
         # POST /prices/snapshots may take a live snapshot: the prices function's Price List
         # and Capacity Block reads, and its "Price Snapshot Taken" event.
         grant_price_reads(self.handler.role)
+        # POST /estimates/{id}/capacity: Capacity Blocks (above) and Training Plan offerings
+        grant(self.handler.role, TRAINING_PLAN_ACTIONS, ["*"])
         grant_table(self.handler.role, table, TABLE_ACTIONS)
         grant_put_events(self.handler.role, bus)
         grant(

@@ -146,10 +146,13 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
         " deploy time. Budgets of every other name stay out of reach.",
     ),
     (
-        # POST /prices/snapshots takes a live snapshot, as the prices function does.
+        # POST /prices/snapshots takes a live snapshot, as the prices function does; POST
+        # /estimates/{id}/capacity quotes Capacity Blocks and Training Plans.
         "TrncostApi/Api/Handler/Role/DefaultPolicy",
         "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-        _PRICE_LIST_ON_STAR,
+        _PRICE_LIST_ON_STAR
+        + " The API also reads sagemaker:SearchTrainingPlanOfferings (read-only, no"
+        " resource-level permissions either) to quote Training Plans beside Capacity Blocks.",
     ),
     (
         "TrncostApi/Api/RestApi/Resource",  # the AWS::ApiGateway::RestApi

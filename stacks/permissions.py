@@ -25,6 +25,9 @@ PRICE_LIST_ACTIONS = [
     "pricing:GetAttributeValues",
 ]
 CAPACITY_BLOCK_ACTIONS = ["ec2:DescribeCapacityBlockOfferings"]
+# Read-only SageMaker Training Plan offerings (no resource-level permissions either): the API
+# quotes them beside Capacity Blocks (POST /estimates/{id}/capacity).
+TRAINING_PLAN_ACTIONS = ["sagemaker:SearchTrainingPlanOfferings"]
 INDEX_ACTIONS = ["dynamodb:Query"]  # an index only serves queries
 BUS_ACTIONS = ["events:PutEvents"]
 # A function writes its own log group only (instead of AWSLambdaBasicExecutionRole).

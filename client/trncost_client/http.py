@@ -320,6 +320,19 @@ class TrncostClient:
     def estimate(self, estimate_id: str, version: int | None = None) -> dict[str, Any]:
         return self.get_object(f"/estimates/{_seg(estimate_id)}", {"version": version})
 
+    def capacity(self, estimate_id: str, version: int | None = None) -> dict[str, Any]:
+        """The capacity last quoted for an estimate version (GET /estimates/{id}/capacity)."""
+        return self.get_object(f"/estimates/{_seg(estimate_id)}/capacity", {"version": version})
+
+    def quote_capacity(self, estimate_id: str, version: int | None = None) -> dict[str, Any]:
+        """Quote Capacity Blocks and Training Plans now (POST /estimates/{id}/capacity)."""
+        found: dict[str, Any] = self._json(
+            self.request(
+                "POST", f"/estimates/{_seg(estimate_id)}/capacity", query={"version": version}
+            )
+        )
+        return found
+
     def report(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> str:
         """An estimate's report: the HTML page, or its line items and input table as `csv` or
         `md`."""

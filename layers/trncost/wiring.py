@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from trncost.pricing.client import PriceListClient
     from trncost.pricing.names import KnownNames
     from trncost.services.actuals import ActualsService
+    from trncost.services.capacity import CapacityService
     from trncost.services.comparisons import ComparisonService
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from trncost.services.trial_steps import TrialSteps
     from trncost.services.trials import TrialService
     from trncost.store.actuals import ActualsStore
+    from trncost.store.capacity import CapacityStore
     from trncost.store.comparisons import ComparisonStore
     from trncost.store.ingest import IngestStore
     from trncost.store.joblogs import JobLogStore
@@ -150,6 +152,24 @@ class Wiring:
             names=self.names,
             # the report's "Estimate vs actual" section, read when a report is rendered
             actuals=lambda estimate_id: self.actuals.comparison_or_none(estimate_id),
+            # its "Capacity you can book" section: the offerings last quoted for the version
+            capacity=lambda estimate_id, version: self.capacity_store.get(estimate_id, version),
+        )
+
+    @cached_property
+    def capacity_store(self) -> CapacityStore:
+        from trncost.store.capacity import CapacityStore
+
+        return CapacityStore(self.settings.table_name)
+
+    @cached_property
+    def capacity(self) -> CapacityService:
+        """Capacity Blocks and Training Plans for an estimate (asks EC2 and SageMaker)."""
+        from trncost.pricing.client import CapacityBlockClient, TrainingPlanClient
+        from trncost.services.capacity import CapacityService
+
+        return CapacityService(
+            self.estimates, self.capacity_store, CapacityBlockClient, TrainingPlanClient
         )
 
     @cached_property

@@ -22,6 +22,7 @@ from stacks.permissions import (
     CAPACITY_BLOCK_ACTIONS,
     INDEX_ACTIONS,
     PRICE_LIST_ACTIONS,
+    TRAINING_PLAN_ACTIONS,
 )
 from stacks.workflow import START_ACTIONS
 from tests.support.cdk import DATA, STAGE
@@ -380,7 +381,7 @@ def test_function_role_has_exactly_the_needed_actions(
     statements = _statements(api_stack, role_id)
     by_action = _by_action(statements)
     # Then it may do exactly this, with no wildcard action
-    price_reads = set(PRICE_LIST_ACTIONS + CAPACITY_BLOCK_ACTIONS)
+    price_reads = set(PRICE_LIST_ACTIONS + CAPACITY_BLOCK_ACTIONS + TRAINING_PLAN_ACTIONS)
     assert set(by_action) == (
         price_reads
         | set(TABLE_ACTIONS)
@@ -402,7 +403,8 @@ def test_function_role_has_exactly_the_needed_actions(
         "dynamodb:ConditionCheckItem",
     }
     assert not any("*" in action for action in by_action)
-    # Resource "*" only for Price List / Capacity Block reads and X-Ray (the nag reason)
+    # Resource "*" only for Price List / Capacity Block / Training Plan reads and X-Ray (the nag
+    # reason)
     on_star = {a for s in statements if "*" in _listed(s["Resource"]) for a in _listed(s["Action"])}
     assert on_star == price_reads | XRAY_ACTIONS
     for statement in statements:

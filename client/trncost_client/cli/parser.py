@@ -18,11 +18,11 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from trncost.errors import TrncostError, format_validation_error
-from trncost_client.cli import actuals, dlq, offline, remote, serve, trial, writes
+from trncost_client.cli import actuals, capacity, dlq, offline, remote, serve, trial, writes
 from trncost_client.cli.output import Command, fail, one_line
 
 # The order of `trncost --help`.
-GROUPS = (offline, trial, serve, remote, writes, actuals, dlq)
+GROUPS = (offline, trial, serve, remote, writes, capacity, actuals, dlq)
 
 
 class Parser(argparse.ArgumentParser):

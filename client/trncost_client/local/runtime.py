@@ -388,6 +388,12 @@ class Runtime:
         from trncost_client.local.handlers import load_handler
 
         self.api = load_handler("api")
+        # moto has no Capacity Block or Training Plan offerings: the constructed examples
+        # (basis example, never official) answer POST /estimates/{id}/capacity here
+        from trncost_client.local.offerings import example_capacity
+
+        api = self.api.services
+        api.capacity = example_capacity(api.estimates, api.capacity_store)
         # the state machine's Task states reach the real trial steps handler in-process
         lambdas.register(
             TRIAL_STEPS_ARN,

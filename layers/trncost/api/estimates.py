@@ -20,6 +20,7 @@ from trncost.api.schemas import (
     VersionInfo,
     Versions,
 )
+from trncost.model.capacity import CapacityPlan
 from trncost.model.records import EstimateListing, EstimateVersion, StoredComparison
 from trncost.model.requests import ComparisonRequest, EstimateRequest
 
@@ -111,6 +112,23 @@ def list_estimates(
 @routes.get("/estimates/<estimate_id>", tags=["estimates"])
 def get_estimate(estimate_id: Id, version: Version = None) -> EstimateView:
     return _view(services().estimates.version(estimate_id, version))
+
+
+@routes.post(
+    "/estimates/<estimate_id>/capacity",
+    tags=["estimates"],
+    responses={201: {"description": "quoted now (EC2 Capacity Blocks, SageMaker Training Plans)"}},
+)
+def quote_capacity(estimate_id: Id, version: Version = None) -> tuple[CapacityPlan, int]:
+    """Ask EC2 and SageMaker now for the capacity the version's P50 and P90 held time needs,
+    weighed against its draws beside on-demand (kept with the version)."""
+    return services().capacity.quote(estimate_id, version), 201
+
+
+@routes.get("/estimates/<estimate_id>/capacity", tags=["estimates"])
+def get_capacity(estimate_id: Id, version: Version = None) -> CapacityPlan:
+    """The capacity last quoted for the version (404 when none was)."""
+    return services().capacity.latest(estimate_id, version)
 
 
 @routes.get("/estimates/<estimate_id>/versions", tags=["estimates"])

@@ -1,6 +1,7 @@
 """EC2 Capacity Block offerings → quotes for a whole block. Pure: offerings in, quotes out.
 
-A block is priced by its upfront fee for `instance_count` instances over `duration_hours`.
+A block is priced by its upfront fee for `instance_count` instances over `duration_hours`
+(hours plus minutes, one instance type: pricing/offerings.py reads each offering).
 A missing, zero or non-USD fee is rejected with its reason: it never becomes a price, and a
 capacity-block quote is never keyed as on-demand.
 """
@@ -8,41 +9,23 @@ capacity-block quote is never keyed as on-demand.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from trncost.model.basis import OfficialOrigin, PriceBasis
 from trncost.model.candidate import PurchaseOption
+from trncost.model.capacity import CapacityOffering
 from trncost.model.price import CapacityBlockTerms, PriceKey, PriceQuote, PriceTier, Rejection
-from trncost.pricing.plausible import implausible
+from trncost.pricing.offerings import ec2_offering
 
 
-def _iso(value: Any) -> str | None:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return None if value is None else str(value)
-
-
-def _usable(offering: dict[str, Any]) -> tuple[Decimal, float, int] | str:
-    """(fee, hours, count) or the reason the offering cannot be priced."""
-    if offering.get("CurrencyCode", "USD") != "USD":
-        return f"currency {offering.get('CurrencyCode')} is not USD"
-    try:
-        fee = Decimal(str(offering.get("UpfrontFee")))
-    except (InvalidOperation, ValueError):
-        return f"upfront fee {offering.get('UpfrontFee')!r} is not a number"
-    if not fee.is_finite() or fee <= 0:
-        return f"upfront fee {offering.get('UpfrontFee')!r} is missing or not positive"
-    hours = offering.get("CapacityBlockDurationHours")
-    count = offering.get("InstanceCount")
-    if not isinstance(hours, int | float) or hours <= 0 or not isinstance(count, int) or count < 1:
-        return "offering lacks a positive duration or instance count"
-    per_instance_hour = fee / Decimal(repr(float(hours) * count))
-    problem = implausible("Hrs", [per_instance_hour])
-    if problem:
-        return f"upfront fee {fee} for {count} × {hours:g} h: {problem}"
-    return fee, float(hours), count
+def _usable(offering: dict[str, Any], instance_type: str) -> CapacityOffering | str:
+    """The offering read (pricing/offerings.py: minutes, segments, fee checks), or why it
+    cannot be priced."""
+    read = ec2_offering(
+        offering, instance_type, queried_at="", basis=PriceBasis.official, origin=None
+    )
+    return read if isinstance(read, CapacityOffering) else read.reason
 
 
 def capacity_block_quote(
@@ -58,18 +41,16 @@ def capacity_block_quote(
     `origin`: the DescribeCapacityBlockOfferings request (endpoint, time, parameters)."""
     key = PriceKey.for_instance(instance_type, region, PurchaseOption.capacity_block)
     rejected: list[Rejection] = []
-    usable: list[tuple[Decimal, dict[str, Any], float, int]] = []
+    usable: list[tuple[Decimal, CapacityOffering, dict[str, Any], float, int]] = []
     for offering in offerings:
-        if offering.get("InstanceType", instance_type) != instance_type:
-            continue
-        checked = _usable(offering)
+        checked = _usable(offering, instance_type)
         if isinstance(checked, str):
             rejected.append(
                 Rejection(key=str(key), sku=offering.get("CapacityBlockOfferingId"), reason=checked)
             )
             continue
-        fee, hours, count = checked
-        usable.append((fee / Decimal(repr(hours * count)), offering, hours, count))
+        hours, count = checked.duration_hours, checked.instance_count
+        usable.append((checked.per_instance_hour_usd, checked, offering, hours, count))
     if not usable:
         reason = (
             f"no priced Capacity Block offering for {instance_type} in {region} as of {queried_at}"
@@ -85,15 +66,15 @@ def capacity_block_quote(
             origin=origin,
             pending_reason=reason,
         ), rejected
-    _, best, hours, count = min(usable, key=lambda u: u[0])
-    offering_id = str(best.get("CapacityBlockOfferingId") or "unknown-offering")
+    _, read, best, hours, count = min(usable, key=lambda u: u[0])
+    offering_id = read.offering_id
     quote = PriceQuote(
         key=key,
         status="official",
         unit="block",
         tiers=[
             PriceTier(
-                usd=Decimal(str(best["UpfrontFee"])),
+                usd=read.upfront_fee_usd,
                 rate_code=offering_id,
                 description=f"upfront fee for {count}× {instance_type} for {hours:g} h",
             )
@@ -101,8 +82,8 @@ def capacity_block_quote(
         sku=offering_id,
         attributes={
             "availabilityZone": str(best.get("AvailabilityZone", "")),
-            "startDate": _iso(best.get("StartDate")) or "",
-            "endDate": _iso(best.get("EndDate")) or "",
+            "startDate": read.start or "",
+            "endDate": read.end or "",
         },
         effective_date=queried_at,
         snapshot_id=snapshot_id,
@@ -112,7 +93,7 @@ def capacity_block_quote(
         capacity_block=CapacityBlockTerms(
             duration_hours=hours,
             instance_count=count,
-            start_date=_iso(best.get("StartDate")),
+            start_date=read.start,
             queried_at=queried_at,
         ),
     )

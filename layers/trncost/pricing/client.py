@@ -1,4 +1,5 @@
-"""boto3 adapters for the AWS Price List Query API and EC2 Capacity Block offerings.
+"""boto3 adapters for the AWS Price List Query API, EC2 Capacity Block offerings and SageMaker
+Training Plan offerings.
 
 Clients are created lazily by `trncost.aws` (standard retries: throttling and 5xx are retried
 there, with exponential backoff and full jitter) and can be injected (tests pass clients whose
@@ -65,3 +66,31 @@ class CapacityBlockClient(aws.RegionalAdapter):
         for page in pages:
             self.calls += 1
             yield from page.get("CapacityBlockOfferings", [])
+
+
+class TrainingPlanClient(aws.RegionalAdapter):
+    """`sagemaker:SearchTrainingPlanOfferings` in one region (one call: the operation has no
+    pagination), for SageMaker training jobs."""
+
+    service = "sagemaker"
+
+    def offerings(
+        self,
+        instance_type: str,
+        instance_count: int,
+        duration_hours: int,
+        start: datetime,
+        end: datetime,
+    ) -> list[dict[str, Any]]:
+        """The plan offerings for `instance_type` (an `ml.` type) × `instance_count` over
+        `duration_hours`, starting after `start` and ending before `end`."""
+        self.calls += 1
+        answer = self.client.search_training_plan_offerings(
+            InstanceType=instance_type,
+            InstanceCount=instance_count,
+            DurationHours=duration_hours,
+            StartTimeAfter=start,
+            EndTimeBefore=end,
+            TargetResources=["training-job"],
+        )
+        return list(answer.get("TrainingPlanOfferings", []))

@@ -49,6 +49,13 @@ def sagemaker_training_types() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def sagemaker_reserved_types() -> frozenset[str]:
+    """Every ml. type SageMaker reserves capacity for (Training Plans), per botocore's model."""
+    model = _loader().load_service_model("sagemaker", "service-2")
+    return frozenset(model["shapes"]["ReservedCapacityInstanceType"]["enum"])
+
+
+@lru_cache(maxsize=1)
 def known_regions() -> frozenset[str]:
     """Every region of every partition in botocore's endpoint data."""
     data = _loader().load_data("endpoints")

@@ -8,7 +8,8 @@ PENDING (never as $0) and an incomplete total as the engine's formula in the unk
 This module assembles the page; its sections are `headline` (header, headline figures,
 warnings), `break_even` (the price at which a PENDING candidate matches the best comparable
 alternative), `actuals` (estimate vs what AWS billed, once billed), `breakdown` (the cost and
-time charts), `checkpoint` (the interval advice, a what-if), `line_items` and `inputs`.
+time charts), `checkpoint` (the interval advice, a what-if), `capacity` (Capacity Blocks and
+Training Plans beside on-demand), `line_items` and `inputs`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 from trncost.model import Estimate, Range
 from trncost.model.actuals import ActualsComparison
 from trncost.model.analysis import CheckpointAdvice
+from trncost.model.capacity import CapacityPlan
 from trncost.report.actuals import actuals_section
 from trncost.report.admission import admission_section
 from trncost.report.break_even import Alternative, break_even_section
 from trncost.report.breakdown import breakdown, time_split
+from trncost.report.capacity import capacity_section
 from trncost.report.checkpoint import checkpoint_section
 from trncost.report.format import esc
 from trncost.report.headline import header, headline, warnings
@@ -50,12 +53,14 @@ def render_report(
     rng: Range | None = None,
     actuals: ActualsComparison | None = None,
     checkpoint: CheckpointAdvice | None = None,
+    capacity: CapacityPlan | None = None,
 ) -> str:
     """The estimate as one self-contained HTML5 page (inline CSS and SVG, no scripts).
     `alternative`: its break-even against the best comparable estimate of the workload;
     `rng`: its Monte Carlo range (the headline shows its P50 and P10–P90 beside the point);
     `actuals`: what AWS billed its runs (the "Estimate vs actual" section); `checkpoint`: the
-    checkpoint interval advice (a what-if, estimate/checkpoint.py)."""
+    checkpoint interval advice (a what-if, estimate/checkpoint.py); `capacity`: Capacity Blocks
+    and Training Plans last quoted for it, beside on-demand."""
     est = estimate
     known = {row.id for row in est.inputs}
     workload = workload_name or est.workload_id
@@ -77,6 +82,7 @@ def render_report(
             breakdown(est),
             time_split(est),
             checkpoint_section(checkpoint),
+            capacity_section(capacity),
             line_items(est, known),
             # the evidence behind the inputs (#13): pooled and excluded trials
             admission_section(est),

@@ -14,6 +14,7 @@ from typing import Literal, get_args
 from trncost.model import Estimate, Range
 from trncost.model.actuals import ActualsComparison
 from trncost.model.analysis import Analysis, CheckpointAdvice
+from trncost.model.capacity import CapacityPlan
 from trncost.report.break_even import Alternative, break_even_text
 
 ReportFormat = Literal["html", "csv", "md"]
@@ -63,10 +64,11 @@ def render_estimate(
     rng: Range | None = None,
     actuals: ActualsComparison | None = None,
     checkpoint: CheckpointAdvice | None = None,
+    capacity: CapacityPlan | None = None,
 ) -> Rendered:
     """One estimate's report as `fmt` (html, csv or md); `rng`: its stored range;
-    `actuals`: its "Estimate vs actual" section and `checkpoint` its checkpoint interval advice
-    (the page only)."""
+    `actuals`: its "Estimate vs actual" section, `checkpoint` its checkpoint interval advice and
+    `capacity` the capacity last quoted for it (the page only)."""
     kind = check_format(fmt)
     stem = _safe(f"trncost-{estimate_id or estimate.candidate.instance_type}") + (
         f"-v{version}" if version else ""
@@ -84,6 +86,7 @@ def render_estimate(
             rng=rng,
             actuals=actuals,
             checkpoint=checkpoint,
+            capacity=capacity,
         )
     elif kind == "csv":
         from trncost.report.exports import estimate_csv

@@ -62,6 +62,7 @@ from trncost.store.records import RecordStore
 
 if TYPE_CHECKING:  # the report is imported on first use, not at cold start
     from trncost.model.actuals import ActualsComparison
+    from trncost.model.capacity import CapacityPlan
     from trncost.report.break_even import Alternative
     from trncost.report.render import Rendered
 
@@ -168,6 +169,7 @@ class EstimateService:
         clock: Callable[[], datetime] = _now,
         names: KnownNames | None = None,
         actuals: Callable[[str], ActualsComparison | None] | None = None,
+        capacity: Callable[[str, int], CapacityPlan | None] | None = None,
     ) -> None:
         self.records = records
         self.prices = prices
@@ -175,6 +177,8 @@ class EstimateService:
         self.names = names or KnownNames()  # botocore's names (+ the stage catalog's)
         # the estimate's billed actuals, for its report (trncost.services.actuals); None: none
         self.actuals = actuals
+        # the capacity last quoted for a version, for its report (trncost.services.capacity)
+        self.capacity = capacity
 
     # -- reading ----------------------------------------------------------------------------
     def version(self, estimate_id: str, version: int | None = None) -> EstimateVersion:
@@ -235,6 +239,11 @@ class EstimateService:
             rng=found.range,
             actuals=self.actuals(estimate_id) if self.actuals and fmt == "html" else None,
             checkpoint=found.checkpoint,
+            capacity=(
+                self.capacity(estimate_id, found.version)
+                if self.capacity and fmt == "html"
+                else None
+            ),
         )
 
     def alternative(self, found: EstimateVersion) -> Alternative | None:
@@ -298,6 +307,14 @@ class EstimateService:
                 else "no price snapshot yet: take one (POST /prices/snapshots) first"
             )
         return snap
+
+    def input_for(self, estimate_id: str) -> EstimateInput:
+        """The estimate's inputs now: its definition, the workload's trials and its snapshot
+        (the latest for one that follows the latest); NotFound for an unknown estimate."""
+        definition = self.records.get_estimate_definition(estimate_id)
+        if definition is None:
+            raise NotFound(f"estimate {estimate_id} not found")
+        return self._input(definition)
 
     def _input(self, definition: EstimateDefinition) -> EstimateInput:
         workload = self.records.get_workload(definition.workload_id)
