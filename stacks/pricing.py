@@ -1,7 +1,10 @@
-"""Pricing stack: the prices Lambda snapshots official prices into the table, on a schedule.
+"""Pricing stack: the prices Lambda snapshots official prices into the table, on a schedule,
+and runs the readiness watch (trncost.services.readiness) after each snapshot it publishes.
 
 Scheduler ──► prices Lambda ──Price List API, EC2 Capacity Blocks──► table
-                            └──"Price Snapshot Taken"──► bus
+                            ├──"Price Snapshot Taken"──► bus
+                            └──readiness watch: estimates re-run ──"Estimate Decision Changed"──►
+                               bus ──rule──► SNS topic (KMS) ──► your subscriptions
 """
 
 from __future__ import annotations
@@ -12,12 +15,18 @@ from typing import Unpack
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
-from stacks.lambda_factory import ScheduledInvocation, TrncostFunction
+from stacks.ingest import EVENT_MAX_AGE, EVENT_RETRY_ATTEMPTS, event_pattern
+from stacks.lambda_factory import ScheduledInvocation, TrncostFunction, dead_letter_queue
 from stacks.permissions import grant_price_reads, grant_put_events, grant_table
+from trncost.events import DetailType, pattern
 from trncost.settings import (
     ACCEPT_UPLOADS_ENV,
     BUS_NAME_ENV,
@@ -89,6 +98,57 @@ class PriceSnapshotter(Construct):
         )
 
 
+class DecisionNotices(Construct):
+    """ "Estimate Decision Changed" for people: an EventBridge rule on the trncost bus sends each
+    one to an SNS topic anyone allowed can subscribe to (email, SQS, Lambda, HTTPS; docs/
+    readiness.md). The topic is encrypted with its own customer-managed key (rotated yearly),
+    whose policy lets EventBridge publish; it takes TLS only. Events the rule cannot deliver go
+    to the house dead-letter queue after its retries."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, bus: events.IEventBus) -> None:
+        super().__init__(scope, construct_id)
+        stack = cdk.Stack.of(self)
+        self.key = kms.Key(
+            self,
+            "Key",
+            description=f"trncost {stack.stack_name}: encrypts the decision-notices topic",
+            enable_key_rotation=True,
+        )
+        # EventBridge encrypts what it publishes to the topic with this key (SNS SSE)
+        self.key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowEventBridgeToPublishToTheTopic",
+                principals=[iam.ServicePrincipal("events.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],  # in a key policy, "*" is this key
+                conditions={"StringEquals": {"aws:SourceAccount": cdk.Aws.ACCOUNT_ID}},
+            )
+        )
+        self.topic = sns.Topic(
+            self,
+            "Topic",
+            display_name="trncost: Estimate Decision Changed",
+            master_key=self.key,
+            enforce_ssl=True,
+        )
+        self.dead_letter_queue = dead_letter_queue(self)
+        self.rule = events.Rule(
+            self,
+            "DecisionChanged",
+            description="trncost: every 'Estimate Decision Changed' to the decision-notices topic",
+            event_bus=bus,
+            event_pattern=event_pattern(pattern(DetailType.estimate_decision_changed)),
+            targets=[
+                targets.SnsTopic(
+                    self.topic,
+                    dead_letter_queue=self.dead_letter_queue,
+                    retry_attempts=EVENT_RETRY_ATTEMPTS,
+                    max_event_age=EVENT_MAX_AGE,
+                )
+            ],
+        )
+
+
 class TrncostPricing(TrncostStack):
     """Price snapshots: the prices Lambda and its schedule, writing to the data stack."""
 
@@ -117,4 +177,12 @@ class TrncostPricing(TrncostStack):
             "PricesFunctionName",
             value=self.snapshotter.prices.function.function_name,
             description='invoke with {} for a live snapshot or {"saved_price_list": ...}',
+        )
+        self.notices = DecisionNotices(self, "DecisionNotices", bus=bus)
+        cdk.CfnOutput(
+            self,
+            "DecisionTopicArn",
+            value=self.notices.topic.topic_arn,
+            description="subscribe to 'Estimate Decision Changed' (docs/readiness.md): aws sns "
+            "subscribe --topic-arn <this> --protocol email --notification-endpoint you@example.com",
         )

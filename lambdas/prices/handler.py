@@ -6,8 +6,12 @@ Event: {} (scheduled: query the Price List API for the stage's catalog; basis of
 by this direct invocation, whose caller CloudTrail records). It becomes latest only with
 "publish": true on a stage that accepts uploads. Returns the snapshot summary.
 
-Metrics: PriceSnapshotTaken, quotes (official, PENDING, rejected), Price List calls, and
-PriceSnapshotAgeSeconds: how old the latest snapshot was when this one replaced it.
+Metrics: PriceSnapshotTaken, quotes (official, PENDING, rejected), Price List calls,
+PriceSnapshotAgeSeconds: how old the latest snapshot was when this one replaced it, and the
+readiness watch's (trncost.services.readiness) ReadinessItemsAppeared and
+ReadinessEstimatesRerun: after each snapshot published as latest, what the stage's estimates
+wait on that appeared, and the estimates it re-ran (each new version whose decision differs is
+announced as "Estimate Decision Changed").
 """
 
 from __future__ import annotations
@@ -73,6 +77,15 @@ def handler(event: dict[str, Any] | None, context: LambdaContext) -> dict[str, A
         metrics.add_metric(MetricName.price_snapshot_rejected_requests, MetricUnit.Count, 1)
         return {"status": "rejected", "reason": reason}
     summary = {**result.summary(), "price_list_calls": svc.price_list.calls - calls_before}
+    if result.publication.published:
+        # the readiness watch: what the stage's estimates wait on that this snapshot (or
+        # botocore's model) now has; the estimates that depend on it re-run
+        watch = services.readiness.check(result.snapshot, result.snapshot.taken_at)
+        summary["readiness"] = watch.summary()
+        metrics.add_metric(
+            MetricName.readiness_items_appeared, MetricUnit.Count, len(watch.appeared)
+        )
+        metrics.add_metric(MetricName.readiness_estimates_rerun, MetricUnit.Count, len(watch.rerun))
     metrics.add_metric(MetricName.price_snapshot_taken, MetricUnit.Count, 1)
     metrics.add_metric(MetricName.price_quotes, MetricUnit.Count, summary["quotes"])
     metrics.add_metric(MetricName.price_quotes_pending, MetricUnit.Count, summary["pending"])

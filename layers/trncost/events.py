@@ -15,6 +15,9 @@ class DetailType(StrEnum):
     trial_run_completed = "Trial Run Completed"  # sent by the trial agent (AGENT_SOURCE)
     # billed actuals kept (POST /actuals, Cost Explorer, a SageMaker job's same-day figure)
     actuals_imported = "Actuals Imported"
+    # a new estimate version whose own decision (action or reasons) differs from the one before:
+    # the readiness watch's news (a Trainium3 price appeared), or any refresh's
+    estimate_decision_changed = "Estimate Decision Changed"
 
 
 def pattern(detail_type: DetailType, source: str = SOURCE) -> dict[str, Any]:

@@ -16,6 +16,10 @@ class MetricName(StrEnum):
     price_snapshot_rejected_requests = "PriceSnapshotRequestsRejected"
     # age of the latest snapshot when a new one replaced it (its taken_at → the new taken_at)
     price_snapshot_age = "PriceSnapshotAgeSeconds"
+    # the readiness watch (services/readiness.py): awaited prices or instance types that
+    # appeared, and the estimates it re-ran for them
+    readiness_items_appeared = "ReadinessItemsAppeared"
+    readiness_estimates_rerun = "ReadinessEstimatesRerun"
     trials_ingested = "TrialsIngested"
     ingest_duplicates = "IngestDuplicates"
     ingests_rejected = "IngestsRejected"

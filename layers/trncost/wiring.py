@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
     from trncost.services.job_log_stream import JobLogStreamService
+    from trncost.services.readiness import ReadinessWatch
     from trncost.services.snapshots import SnapshotService
     from trncost.services.trial_logs import LogImportService
     from trncost.services.trial_plans import TrialPlanService
@@ -154,6 +155,7 @@ class Wiring:
             actuals=lambda estimate_id: self.actuals.comparison_or_none(estimate_id),
             # its "Capacity you can book" section: the offerings last quoted for the version
             capacity=lambda estimate_id, version: self.capacity_store.get(estimate_id, version),
+            publisher=self.publisher,  # "Estimate Decision Changed"
         )
 
     @cached_property
@@ -170,6 +172,16 @@ class Wiring:
 
         return CapacityService(
             self.estimates, self.capacity_store, CapacityBlockClient, TrainingPlanClient
+        )
+
+    @cached_property
+    def readiness(self) -> ReadinessWatch:
+        """The Trainium3 readiness watch the prices job runs after each published snapshot."""
+        from trncost.services.readiness import ReadinessWatch
+        from trncost.store.readiness import WatchStore
+
+        return ReadinessWatch(
+            self.estimates, WatchStore(self.settings.table_name), self.settings.catalog
         )
 
     @cached_property

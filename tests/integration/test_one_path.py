@@ -197,12 +197,14 @@ def test_a_wrong_unit_override_exits_2_from_both_commands_naming_the_field(tmp_p
 
 
 def test_json_output_is_only_json_even_when_a_candidate_cannot_be_estimated(tmp_path, capsys):
-    # Given a request file whose p5 has no trial at all (missing evidence)
+    # Given a request file whose GPU candidate has no trial at all and no chip on record to be
+    # projected from (g5.48xlarge: missing evidence)
     source = ROOT / "examples" / "llama-8b"
     raw = json.loads((source / "estimate.json").read_text())
     trials = [
         t for t in json.loads((source / "trials.json").read_text()) if "p5" not in t["trial_id"]
     ]
+    raw["candidates"][2]["candidate"]["instance_type"] = "g5.48xlarge"
     raw["workload"] = json.loads((source / raw["workload"]).read_text())
     raw["prices"] = json.loads((source / raw["prices"]).read_text())
     raw["trials"] = trials
@@ -218,7 +220,7 @@ def test_json_output_is_only_json_even_when_a_candidate_cannot_be_estimated(tmp_
         "trn2.48xlarge",
         "trn3.48xlarge",
     }
-    assert "p5.48xlarge" in captured.err
+    assert "g5.48xlarge" in captured.err
 
 
 def test_the_api_refuses_what_the_cli_refuses(api, tmp_path, capsys):

@@ -48,6 +48,7 @@ FIRST = [
     ("post", "/workloads/{workload_id}/trials"),
     ("post", "/prices/snapshots"),
     ("post", "/workloads/{workload_id}/estimates"),
+    ("post", "/estimates/{estimate_id}/capacity"),
     ("post", "/workloads/{workload_id}/comparisons"),
     ("post", "/workloads/{workload_id}/trial-plans"),
 ]
@@ -85,6 +86,12 @@ def api(table, monkeypatch):
         },
     )
     module = load_handler("api")
+    # moto has no Capacity Block or Training Plan offerings: the local runtime's constructed
+    # ones answer POST /estimates/{id}/capacity (basis example)
+    from trncost_client.local.offerings import example_capacity
+
+    wiring = module.services
+    wiring.capacity = example_capacity(wiring.estimates, wiring.capacity_store)
 
     def call(method: str, path: str, body: Any = None, query: dict | None = None):
         event = api_event(method.upper(), path, body, query=query)

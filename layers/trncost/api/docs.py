@@ -340,6 +340,28 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         params={"estimate_id": ESTIMATE_ID, "version": 1},
         html=True,
     ),
+    ("post", "/estimates/{estimate_id}/capacity"): Operation(
+        "Quote the capacity an estimate can book",
+        "Asks EC2 (DescribeCapacityBlockOfferings) and SageMaker (SearchTrainingPlanOfferings) "
+        "now for blocks covering the version's P50 and P90 held time (rounded up to whole days, "
+        "then weeks), each offering an `official` priced input with its origin and expiry (its "
+        "start), weighed against the version's own draws: the chance the run finishes inside, "
+        "the expected cost of extending in whole days or finishing on demand, the saving "
+        "against on-demand. Kept with the version (its report shows it). An instance type AWS "
+        "or botocore's model does not offer yet is `none_offered`, with why.",
+        {
+            404: "no estimate (or no such version) with this id",
+            422: f"{BAD_PATH}, a version below 1, or no draw of its plan finishes",
+        },
+        params={"estimate_id": ESTIMATE_ID, "version": 1},
+        created="the offerings quoted now, kept with the version",
+    ),
+    ("get", "/estimates/{estimate_id}/capacity"): Operation(
+        "The capacity last quoted for an estimate",
+        "The Capacity Blocks and Training Plans last quoted for the version (POST asks AWS).",
+        {404: "no estimate or version with this id, or no capacity quoted for it", 422: BAD_PATH},
+        params={"estimate_id": ESTIMATE_ID, "version": 1},
+    ),
     # -- comparisons ----------------------------------------------------------------------------
     ("post", "/workloads/{workload_id}/comparisons"): Operation(
         "Compare candidates (stored)",

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
@@ -113,19 +114,45 @@ def daly_s(save_s: float, mtbf_s: float) -> float:
     return math.sqrt(2 * save_s * mtbf_s) * (1 + math.sqrt(x) / 3 + x / 9) - save_s
 
 
-def _expected(
-    model: VectorModel, lam: Array, interval: float | None
-) -> tuple[float, float | None, Array]:
-    """(E[held h], E[total USD] or None while PENDING, per-draw objective) at `interval`."""
+@dataclass(frozen=True)
+class _At:
+    """The model's expectation at one interval over the failure-rate draws: the means over the
+    draws that finish, the share that cannot, and the per-draw objective (+inf: cannot)."""
+
+    interval: float | None
+    held: float | None  # [h]
+    total: float | None  # [USD]; None while a price is PENDING
+    p_infeasible: float
+    objective: Array
+
+    @property
+    def score(self) -> tuple[float, float]:
+        """(share that cannot finish, mean objective of those that do): fewer plans that
+        cannot finish first, then the least expected cost."""
+        done = self.objective[np.isfinite(self.objective)]
+        return round(self.p_infeasible, 9), float(done.mean()) if done.size else math.inf
+
+
+def _at(model: VectorModel, lam: Array, interval: float | None) -> _At:
     at = dataclasses.replace(model, interval=interval)
     out = at.evaluate({model.lam_row: lam})
     feasible = np.broadcast_to(out.feasible, lam.shape)
     held = np.where(feasible, np.broadcast_to(out.held_h, lam.shape), np.inf)
-    priced = not model.pending_units
     known = np.where(feasible, np.broadcast_to(out.known, lam.shape), np.inf)
+    priced = not model.pending_units
     objective = known if priced else held
-    mean_held = float(np.mean(held))
-    return mean_held, (float(np.mean(known)) if priced else None), objective
+
+    def mean(a: Array) -> float | None:
+        done = a[np.isfinite(a)]
+        return float(done.mean()) if done.size else None
+
+    return _At(
+        interval,
+        mean(held),
+        mean(known) if priced else None,
+        float(np.mean(~feasible)),
+        objective,
+    )
 
 
 def checkpoint_advice(prepared: Prepared, *, seed: int = 0) -> CheckpointAdvice | None:
@@ -195,26 +222,33 @@ def checkpoint_advice(prepared: Prepared, *, seed: int = 0) -> CheckpointAdvice 
     steady_s = est.time.steady_h * 3600
     lo = max(2 * save, MIN_INTERVAL_S)
     hi = max(steady_s, lo * 2)
-    grid = np.geomspace(lo, hi, GRID)
-    scores = [float(np.mean(_expected(model, lam, float(t))[2])) for t in grid]
-    k = int(np.argmin(scores))
+    grid = [_at(model, lam, float(t)) for t in np.geomspace(lo, hi, GRID)]
+    k = min(range(GRID), key=lambda i: grid[i].score)
     mtbf_s = 3600 / (lam_point * n)
     y, d = young_s(save, mtbf_s), daly_s(save, mtbf_s)
     # the saves are whole (floor(steady/τ)): the cost steps, so the refined grid, Young's and
     # Daly's intervals and each of them to the whole minute all compete
-    fine = np.geomspace(grid[max(k - 1, 0)], grid[min(k + 1, GRID - 1)], 25)
-    fine_scores = [float(np.mean(_expected(model, lam, float(t))[2])) for t in fine]
-    tried = [float(t) for t in fine] + [t for t in (y, d) if lo <= t <= hi]
+    left = grid[max(k - 1, 0)].interval or lo
+    right = grid[min(k + 1, GRID - 1)].interval or hi
+    fine = [_at(model, lam, float(t)) for t in np.geomspace(left, right, 25)]
+    tried = [f.interval for f in fine if f.interval] + [t for t in (y, d) if lo <= t <= hi]
     tried += [max(lo, round(t / 60) * 60) for t in tried if t >= 120]
-    scored = sorted((float(np.mean(_expected(model, lam, t)[2])), t) for t in tried)
-    least = scored[0][0]
+    scored = sorted(
+        (((a := _at(model, lam, t)).score, t, a) for t in tried), key=lambda x: (x[0], x[1])
+    )
+    (p_least, least), _, _ = scored[0]
     # a whole minute within 10⁻⁵ of the least expected cost is the advice (said as it is set)
-    whole = [t for s, t in scored if s <= least * (1 + 1e-5) and t % 60 == 0]
-    best = whole[0] if whole else scored[0][1]
-    best_held, best_total, best_obj = _expected(model, lam, best)
-    floor = float(np.mean(best_obj))
-    flat = [float(t) for t, s in zip(fine, fine_scores, strict=True) if s <= floor * (1 + FLAT)]
-    flat += [float(t) for t, s in zip(grid, scores, strict=True) if s <= floor * (1 + FLAT)]
+    whole = [
+        (t, a)
+        for (p_inf, sc), t, a in scored
+        if p_inf == p_least and sc <= least * (1 + 1e-5) and t % 60 == 0
+    ]
+    best, best_at = whole[0] if whole else (scored[0][1], scored[0][2])
+    flat = [
+        a.interval
+        for a in (*grid, *fine)
+        if a.interval and a.score[0] == p_least and a.score[1] <= least * (1 + FLAT)
+    ]
     what_if: list[IntervalWhatIf] = []
     labels = [("advised", best), ("Young", y), ("Daly", d)]
     if model.interval:
@@ -222,26 +256,27 @@ def checkpoint_advice(prepared: Prepared, *, seed: int = 0) -> CheckpointAdvice 
     labels += [("½× advised", best / 2), ("2× advised", best * 2)]
     # past the steady time there is no save to take: the model's τ/2 loss would not hold
     labels = [(label, t) for label, t in labels if label == "now" or t <= hi]
-    now_obj: Array | None = None
+    now: _At | None = None
     for label, t in labels:
-        held, total, obj = _expected(model, lam, max(t, 1.0))
+        a = _at(model, lam, max(t, 1.0))
         if label == "now":
-            now_obj = obj
+            now = a
         what_if.append(
             IntervalWhatIf(
                 label=label,
                 interval_s=t,
-                expected_held_h=held,
-                expected_total_usd=_money(total),
+                expected_held_h=a.held,
+                expected_total_usd=_money(a.total),
+                p_infeasible=a.p_infeasible,
                 saves=math.floor(steady_s / t) if t > 0 else 0,
             )
         )
-    if now_obj is None:  # no interval now: a failure loses the run so far
-        now_held, now_total, now_obj = _expected(model, lam, None)
-    else:
-        now_held, now_total = what_if[0].expected_held_h, _float(what_if[0].expected_total_usd)
-    finite = np.isfinite(now_obj) | np.isfinite(best_obj)
-    saving_h = now_held - best_held if math.isfinite(now_held) else None
+    if now is None:  # no interval now: a failure loses the run so far
+        now = _at(model, lam, None)
+    either = np.isfinite(now.objective) | np.isfinite(best_at.objective)
+    saving_h = (
+        now.held - best_at.held if now.held is not None and best_at.held is not None else None
+    )
     notes = []
     if model.pending_units:
         notes.append(
@@ -253,21 +288,29 @@ def checkpoint_advice(prepared: Prepared, *, seed: int = 0) -> CheckpointAdvice 
             "no checkpoint interval measured or assumed: today a failure loses the whole run so "
             "far; the saving is against that"
         )
+    if now.p_infeasible > 0 or best_at.p_infeasible > 0:
+        notes.append(
+            f"some failure-rate draws cannot finish (now {now.p_infeasible:.1%}, advised "
+            f"{best_at.p_infeasible:.1%}): intervals are ranked by that share first, the "
+            "expectations are over the draws that finish"
+        )
     return CheckpointAdvice(
         **base,
         advised_s=best,
         young_s=y,
         daly_s=d,
-        expected_held_h_now=now_held if math.isfinite(now_held) else None,
-        expected_held_h_advised=best_held,
-        expected_total_usd_now=_money(now_total),
-        expected_total_usd_advised=_money(best_total),
+        expected_held_h_now=now.held,
+        expected_held_h_advised=best_at.held,
+        expected_total_usd_now=_money(now.total),
+        expected_total_usd_advised=_money(best_at.total),
         saving_h=saving_h,
         saving_instance_hours=None if saving_h is None else saving_h * n,
         saving_usd=_money(
-            None if now_total is None or best_total is None else now_total - best_total
+            None if now.total is None or best_at.total is None else now.total - best_at.total
         ),
-        p_advised_cheaper=float(np.mean((best_obj < now_obj)[finite])) if finite.any() else None,
+        p_advised_cheaper=(
+            float(np.mean((best_at.objective < now.objective)[either])) if either.any() else None
+        ),
         flat_from_s=min(flat) if flat else None,
         flat_to_s=max(flat) if flat else None,
         what_if=what_if,
@@ -277,7 +320,3 @@ def checkpoint_advice(prepared: Prepared, *, seed: int = 0) -> CheckpointAdvice 
 
 def _money(x: float | None) -> Decimal | None:
     return None if x is None or not math.isfinite(x) else usd(dec(round(x, 6)))
-
-
-def _float(x: Decimal | None) -> float | None:
-    return None if x is None else float(x)

@@ -420,7 +420,12 @@ class IntervalWhatIf(DomainModel):
     label: str = Field(description="now | advised | Young | Daly | ½× advised | 2× advised")
     interval_s: float
     saves: int = Field(description="checkpoint saves over the steady time")
-    expected_held_h: float = Field(description="over the failure rate's posterior draws")
+    expected_held_h: float | None = Field(
+        description="over the failure rate's posterior draws that finish (None: none does)"
+    )
+    p_infeasible: float = Field(
+        default=0.0, description="share of the draws whose failures outpace the work"
+    )
     expected_total_usd: Money | None = Field(
         default=None, description="expected total per target; None while a price is PENDING"
     )

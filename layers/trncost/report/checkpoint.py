@@ -21,13 +21,20 @@ def interval_text(seconds: float | None) -> str:
     return f"{seconds / 3600:,.1f} h"
 
 
+def _held(w: IntervalWhatIf) -> str:
+    if w.expected_held_h is None:
+        return "never finishes"
+    held = f"{w.expected_held_h:,.1f} h"
+    return held + (f" ({pct(w.p_infeasible)} cannot finish)" if w.p_infeasible else "")
+
+
 def _row(w: IntervalWhatIf) -> str:
     total = usd(w.expected_total_usd) if w.expected_total_usd is not None else "—"
     return (
         f'<tr data-label="{esc(w.label)}"><td>{esc(w.label)}</td>'
         f'<td class="num">{esc(interval_text(w.interval_s))}</td>'
         f'<td class="num">{w.saves:,}</td>'
-        f'<td class="num">{w.expected_held_h:,.1f} h</td>'
+        f'<td class="num">{_held(w)}</td>'
         f'<td class="num">{esc(total)}</td></tr>'
     )
 

@@ -61,6 +61,7 @@ from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
 
 if TYPE_CHECKING:  # the report is imported on first use, not at cold start
+    from trncost.bus import EventPublisher
     from trncost.model.actuals import ActualsComparison
     from trncost.model.capacity import CapacityPlan
     from trncost.report.break_even import Alternative
@@ -170,6 +171,7 @@ class EstimateService:
         names: KnownNames | None = None,
         actuals: Callable[[str], ActualsComparison | None] | None = None,
         capacity: Callable[[str, int], CapacityPlan | None] | None = None,
+        publisher: EventPublisher | None = None,
     ) -> None:
         self.records = records
         self.prices = prices
@@ -179,6 +181,8 @@ class EstimateService:
         self.actuals = actuals
         # the capacity last quoted for a version, for its report (trncost.services.capacity)
         self.capacity = capacity
+        # "Estimate Decision Changed" when a refreshed version decides otherwise (None: quiet)
+        self.publisher = publisher
 
     # -- reading ----------------------------------------------------------------------------
     def version(self, estimate_id: str, version: int | None = None) -> EstimateVersion:
@@ -410,8 +414,21 @@ class EstimateService:
                 decision=extras.decision,
             )
             if self.records.put_version(version):
+                if latest is not None:
+                    self._announce(definition, latest, version)
                 return Refreshed(eid, version.version, reason)
         raise RuntimeError(f"estimate {eid}: versions kept changing under {attempts} refreshes")
+
+    def _announce(
+        self, definition: EstimateDefinition, before: EstimateVersion, after: EstimateVersion
+    ) -> None:
+        """'Estimate Decision Changed' with before/after, when the new version's own decision
+        (action or reason codes) differs from the one before (trncost.services.readiness)."""
+        from trncost.services.readiness import decision_change
+
+        detail = decision_change(definition, before, after)
+        if detail is not None and self.publisher is not None:
+            self.publisher.publish(DetailType.estimate_decision_changed, detail)
 
     # -- isolated refreshes --------------------------------------------------------------------
     def _failed(self, estimate_id: str, trigger: str, why: str) -> Refreshed:

@@ -15,6 +15,7 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     estimate version  pk ESTIMATE#<id>  sk V#<000001>
     refresh failure   pk ESTIMATE#<id>  sk F#<hash of what triggered the refresh>
     capacity plan     pk ESTIMATE#<id>  sk CAPACITY#<000001>   (store/capacity.py)
+    readiness watch   pk WATCH  sk READINESS                   (store/readiness.py)
     comparison        pk COMPARISON#<id>  sk COMPARISON  gsi1 WORKLOAD#<wid>#COMPARISONS / <at>#<id>
     ingest claim      pk INGEST#<job>#<status>  sk CLAIM
     rejected ingest   pk INGEST_REJECTED        sk <at>#<event id>
