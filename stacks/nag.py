@@ -61,6 +61,13 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
         " uses.",
     ),
     (
+        "TrncostPricing/DecisionNotices/DeadLetterQueue",
+        "AwsSolutions::AwsSolutions-SQS3",
+        "This queue is a DLQ: the DeadLetterConfig of the EventBridge rule target that sends"
+        " 'Estimate Decision Changed' to the decision-notices topic. cdk-nag recognizes only SQS"
+        " redrive policies and Lambda DeadLetterConfig as DLQ uses.",
+    ),
+    (
         "TrncostIngest/TrialIngest/Ingest/Role/DefaultPolicy",
         "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
         "Resource '*' is the only one these actions accept (no resource-level permissions in the"

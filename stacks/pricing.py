@@ -16,7 +16,6 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
@@ -100,10 +99,10 @@ class PriceSnapshotter(Construct):
 
 class DecisionNotices(Construct):
     """ "Estimate Decision Changed" for people: an EventBridge rule on the trncost bus sends each
-    one to an SNS topic anyone allowed can subscribe to (email, SQS, Lambda, HTTPS; docs/
-    readiness.md). The topic is encrypted with its own customer-managed key (rotated yearly),
-    whose policy lets EventBridge publish; it takes TLS only. Events the rule cannot deliver go
-    to the house dead-letter queue after its retries."""
+    one to an SNS topic anyone allowed can subscribe to (email, SQS, Lambda, HTTPS;
+    docs/trainium3.md). The topic is encrypted with its own customer-managed key (rotated
+    yearly; the SNS target adds the statement that lets EventBridge use it); it takes TLS only.
+    Events the rule cannot deliver go to the house dead-letter queue after its retries."""
 
     def __init__(self, scope: Construct, construct_id: str, *, bus: events.IEventBus) -> None:
         super().__init__(scope, construct_id)
@@ -113,16 +112,6 @@ class DecisionNotices(Construct):
             "Key",
             description=f"trncost {stack.stack_name}: encrypts the decision-notices topic",
             enable_key_rotation=True,
-        )
-        # EventBridge encrypts what it publishes to the topic with this key (SNS SSE)
-        self.key.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AllowEventBridgeToPublishToTheTopic",
-                principals=[iam.ServicePrincipal("events.amazonaws.com")],
-                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
-                resources=["*"],  # in a key policy, "*" is this key
-                conditions={"StringEquals": {"aws:SourceAccount": cdk.Aws.ACCOUNT_ID}},
-            )
         )
         self.topic = sns.Topic(
             self,
@@ -183,6 +172,6 @@ class TrncostPricing(TrncostStack):
             self,
             "DecisionTopicArn",
             value=self.notices.topic.topic_arn,
-            description="subscribe to 'Estimate Decision Changed' (docs/readiness.md): aws sns "
+            description="subscribe to 'Estimate Decision Changed' (docs/trainium3.md): aws sns "
             "subscribe --topic-arn <this> --protocol email --notification-endpoint you@example.com",
         )

@@ -17,6 +17,7 @@ from constructs import IConstruct
 
 from stacks.base import Group
 from stacks.lambda_factory import ScheduledInvocation, TrncostFunction
+from stacks.pricing import DecisionNotices
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,12 @@ def _dead_letter_queue(construct: IConstruct, labels: Mapping[str, str]) -> Moni
             construct.dead_letter_queue,
             f"scheduled invokes of {label} that failed",
         )
+    if isinstance(construct, DecisionNotices):
+        return MonitoredQueue(
+            "decision-notices",
+            construct.dead_letter_queue,
+            "'Estimate Decision Changed' events the rule could not deliver to its topic",
+        )
     if isinstance(construct, sqs.Queue) and construct.dead_letter_queue is not None:
         label = _path_label(construct)
         return MonitoredQueue(
@@ -116,8 +123,9 @@ def _refuse_shared_labels(kind: str, labels: Iterable[str]) -> None:
 def monitored_resources(stacks: Iterable[cdk.Stack]) -> MonitoredResources:
     """Every Lambda function and SQS queue in `stacks`, the queues split into work queues and
     dead-letter queues. A dead-letter queue is: the redrive target of a queue, the async-invoke
-    DLQ of a function, or the DLQ of a ScheduledInvocation (EventBridge rule targets in this
-    project park events in their queue's redrive target, already covered)."""
+    DLQ of a function, the DLQ of a ScheduledInvocation, or the DLQ of the rule that sends
+    decision notices to their topic (the other EventBridge rule targets in this project park
+    events in their queue's redrive target, already covered)."""
     constructs = [c for stack in stacks for c in stack.node.find_all()]
     functions = _functions(constructs)
     labels = {f.function.node.path: f.label for f in functions}

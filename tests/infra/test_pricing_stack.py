@@ -452,3 +452,47 @@ def test_every_suppressed_finding_has_a_written_acknowledgement(synthesized) -> 
         for v in plugin.get("suppressedViolations", [])
     }
     assert suppressed and suppressed <= declared
+
+
+def test_decision_changes_reach_an_encrypted_tls_only_topic_with_a_dlq(pricing) -> None:
+    # Given the pricing stack: "Estimate Decision Changed" goes to a topic people subscribe to
+    from trncost.events import DetailType, pattern
+
+    (topic_id, topic) = _one(pricing, "AWS::SNS::Topic")
+    key_ref = topic["Properties"]["KmsMasterKeyId"]
+    key_id = key_ref["Fn::GetAtt"][0]
+    key = pricing["Resources"][key_id]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    # EventBridge may use the key to publish (what the SNS target adds), and nothing more
+    (allow_events,) = [
+        s
+        for s in key["KeyPolicy"]["Statement"]
+        if s.get("Principal") == {"Service": "events.amazonaws.com"}
+    ]
+    assert set(_actions(allow_events)) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+    # TLS only, and EventBridge may publish
+    statements = [
+        s
+        for p in _resources(pricing, "AWS::SNS::TopicPolicy").values()
+        if {"Ref": topic_id} in p["Properties"]["Topics"]
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        for s in statements
+    )
+    assert any(s.get("Principal") == {"Service": "events.amazonaws.com"} for s in statements)
+    # the rule matches exactly the layer's pattern and has retries and a DLQ
+    rules = [
+        r
+        for r in _resources(pricing, "AWS::Events::Rule").values()
+        if r["Properties"]["EventPattern"] == pattern(DetailType.estimate_decision_changed)
+    ]
+    (rule,) = rules
+    (target,) = rule["Properties"]["Targets"]
+    assert target["Arn"] == {"Ref": topic_id}
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] > 0
+    assert target["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0] in _resources(
+        pricing, "AWS::SQS::Queue"
+    )
+    assert "DecisionTopicArn" in pricing["Outputs"]

@@ -50,6 +50,10 @@ def test_the_scheduled_run_takes_a_live_snapshot(prices, table, bus, capsys):
         m["Name"] for doc in emf for d in doc["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]
     }
     assert {"PriceSnapshotTaken", "PriceQuotesPending", "PriceListCalls"} <= metrics
+    # the readiness watch ran after the published snapshot (no estimate waits on anything yet)
+    assert out["readiness"]["snapshot_id"] == out["snapshot_id"]
+    assert out["readiness"]["appeared"] == [] and out["readiness"]["rerun"] == []
+    assert {"ReadinessItemsAppeared", "ReadinessEstimatesRerun"} <= metrics
 
 
 def test_an_on_demand_run_from_a_saved_price_list(prices, table):

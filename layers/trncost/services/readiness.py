@@ -1,7 +1,7 @@
 """The Trainium3 readiness watch: the scheduled price job notices when something the stage's
 estimates wait on appears, re-runs every estimate that depends on it, and each new version whose
 own decision differs from the one before is announced as "Estimate Decision Changed" (with
-before and after; an SNS topic carries it to subscribers: stacks/pricing.py, docs/readiness.md).
+before and after; an SNS topic carries it to subscribers: stacks/pricing.py, docs/trainium3.md).
 
 What an estimate waits on (its latest version):
 
