@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from trncost.model.basis import PriceBasis, PriceOrigin, basis_of_source
 from trncost.model.bounds import PositiveCount, PositiveHours, RateUsd, TierQuantity
 from trncost.model.candidate import Platform, PurchaseOption
-from trncost.model.common import DomainModel, Identifier, Name, Region
+from trncost.model.common import DomainModel, Identifier, Name, Note, Region
 from trncost.model.provenance import OfficialPrice, Pending
 
 
@@ -314,7 +314,7 @@ class PriceSnapshot(DomainModel):
     quotes: list[PriceQuote] = Field(default_factory=list)
     rejected: list[Rejection] = Field(default_factory=list)
     unmatched: list[Unmatched] = Field(default_factory=list)
-    note: str | None = None
+    note: Note | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -362,7 +362,7 @@ class PriceOverride(DomainModel):
     key: PriceKey
     usd: RateUsd
     unit: Name = Field(description="Hrs | GB-Mo | GB | Metrics, or instance-hour | GB-month | ...")
-    note: str | None = None
+    note: Note | None = None
 
     @model_validator(mode="before")
     @classmethod
