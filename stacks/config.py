@@ -85,8 +85,8 @@ class TrialPlansConfig(BaseModel):
 class ReservedConcurrency(BaseModel):
     """Reserved concurrency per function (lambdas/<name>): the most instances it runs at
     once, held back from the account's pool. Lambda refuses a reservation that leaves the
-    account fewer than 100 unreserved: these defaults (54 in all) need an account
-    concurrency quota of at least 154 (the default quota is 1,000)."""
+    account fewer than 100 unreserved: these defaults (55 in all) need an account
+    concurrency quota of at least 155 (the default quota is 1,000)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -97,6 +97,7 @@ class ReservedConcurrency(BaseModel):
     refresh: Annotated[int, Field(ge=1, le=1000)] = 2  # conditional writes settle races
     prices: Annotated[int, Field(ge=1, le=1000)] = 2  # one scheduled snapshot a day
     trial_steps: Annotated[int, Field(ge=1, le=1000)] = 5  # Step Functions retries throttles
+    outbox: Annotated[int, Field(ge=1, le=1000)] = 1  # one sweep a minute, oldest first
 
 
 class QueueConcurrency(BaseModel):

@@ -28,6 +28,11 @@ class MetricName(StrEnum):
     # ends; the stage alarms on TrialPlansFailed (stacks/monitoring/alarms.py).
     trial_plans_failed = "TrialPlansFailed"  # failed, gate_failed, budget_cap, timeout
     trial_plans_succeeded = "TrialPlansSucceeded"  # completed
+    # The outbox sweeper (lambdas/outbox): events it published, events EventBridge still
+    # refused, and how old the oldest waiting event is (the stage alarms on that age).
+    outbox_events_sent = "OutboxEventsSent"
+    outbox_events_failed = "OutboxEventsFailed"
+    outbox_oldest_age = "OutboxOldestEventAgeSeconds"
 
 
 # The trial steps that end a plan, and what each of their outcomes counts as.

@@ -31,12 +31,14 @@ if TYPE_CHECKING:
     from trncost.services.comparisons import ComparisonService
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
+    from trncost.services.outbox import Outbox
     from trncost.services.snapshots import SnapshotService
     from trncost.services.trial_logs import LogImportService
     from trncost.services.trial_plans import TrialPlanService
     from trncost.services.trial_steps import TrialSteps
     from trncost.services.trials import TrialService
     from trncost.store.comparisons import ComparisonStore
+    from trncost.store.idempotency import IdempotencyStore
     from trncost.store.ingest import IngestStore
     from trncost.store.plans import PlanStore
     from trncost.store.prices import PriceStore
@@ -84,6 +86,13 @@ class Wiring:
         return PlanStore(self.settings.table_name)
 
     @cached_property
+    def idempotency(self) -> IdempotencyStore:
+        """The API's Idempotency-Key records (trncost.api.idempotency)."""
+        from trncost.store.idempotency import IdempotencyStore
+
+        return IdempotencyStore(self.settings.table_name)
+
+    @cached_property
     def publisher(self) -> EventPublisher | None:
         """trncost's own events, on the stage's bus (None: no bus configured)."""
         from trncost.bus import EventPublisher
@@ -126,7 +135,7 @@ class Wiring:
         from trncost.services.trials import TrialService
 
         # every trial record is written and announced ("Trial Recorded") through it
-        return TrialService(self.records, publisher=self.publisher, names=self.names)
+        return TrialService(self.records, names=self.names, outbox=self.outbox)
 
     @cached_property
     def log_imports(self) -> LogImportService:
@@ -155,6 +164,13 @@ class Wiring:
             live_prices=settings.live_prices,
             accept_uploads=settings.accept_uploads,
         )
+
+    @cached_property
+    def outbox(self) -> Outbox | None:
+        """Events written with their records, until EventBridge takes them (None: no bus)."""
+        from trncost.services.outbox import Outbox
+
+        return Outbox.beside(self.records, self.publisher)
 
     @cached_property
     def ingest(self) -> IngestService:

@@ -81,9 +81,7 @@ class ComparisonRequest(Request):
         default_factory=PartialAssumptions,
         description="shared by every candidate; a candidate's own keys replace them one by one",
     )
-    snapshot_id: Identifier | None = Field(
-        default=None, description="omitted: the latest snapshot"
-    )
+    snapshot_id: Identifier | None = Field(default=None, description="omitted: the latest snapshot")
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
     samples: int = Field(default=20_000, ge=1_000, le=100_000)
     credits: Credits | None = None

@@ -124,7 +124,7 @@ class IngestService:
         self.clock = clock
         self.lease_s = lease_s
         # the one way a trial record is written and announced ("Trial Recorded")
-        self.trials = trials or TrialService(records, clock, publisher)
+        self.trials = trials or TrialService(records, clock, publisher=publisher)
 
     def reject(self, event: Any, reason: str) -> IngestOutcome:
         """Keep an event that cannot become a trial record, with the reason."""

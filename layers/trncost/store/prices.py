@@ -10,6 +10,7 @@ or published. Its basis and origin live on META; its rejected and unmatched list
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -18,7 +19,14 @@ from trncost.errors import Conflict
 from trncost.model.basis import PriceOrigin, basis_of_source
 from trncost.model.price import PriceQuote, PriceSnapshot, Rejection, Unmatched
 from trncost.model.records import Publication, SnapshotSummary
-from trncost.store.base import Repository, conditional_failed, decode_cursor, encode_cursor
+from trncost.store.base import (
+    Repository,
+    condition_cancelled,
+    conditional_failed,
+    decode_cursor,
+    encode_cursor,
+)
+from trncost.store.outbox import OutboxEvent
 from trncost.store.schema import (
     LATEST_SK,
     NOTES_SK_PREFIX,
@@ -101,12 +109,18 @@ class PriceStore(Repository):
         if not self.put_new(meta):
             raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
 
-    def publish_latest(self, snapshot: PriceSnapshot, attempts: int = 5) -> Publication:
+    def publish_latest(
+        self,
+        snapshot: PriceSnapshot,
+        attempts: int = 5,
+        events: Callable[[str | None], Sequence[OutboxEvent]] | None = None,
+    ) -> Publication:
         """Point "latest" at `snapshot` unless a newer one is already there.
 
         Optimistic concurrency: the pointer moves only if it still names the snapshot read a
         moment ago, so of two concurrent snapshots the newer always ends up latest and the
-        older stays stored and listed.
+        older stays stored and listed. `events(previous_id)`: the outbox events that announce
+        the move, written in the same transaction as the pointer (none: the pointer alone).
         """
         from botocore.exceptions import ClientError
 
@@ -122,24 +136,50 @@ class PriceStore(Repository):
             else:
                 condition = "snapshot_id = :expected"
                 values = {":expected": current["snapshot_id"]}
+            previous = current["snapshot_id"] if current else None
+            pointer = {
+                "pk": PRICES_PK,
+                "sk": LATEST_SK,
+                "snapshot_id": snapshot.snapshot_id,
+                "taken_at": snapshot.taken_at,
+            }
+            announce = list(events(previous)) if events else []
             try:
-                self.table.put_item(
-                    Item={
-                        "pk": PRICES_PK,
-                        "sk": LATEST_SK,
-                        "snapshot_id": snapshot.snapshot_id,
-                        "taken_at": snapshot.taken_at,
-                    },
-                    ConditionExpression=condition,
-                    **({"ExpressionAttributeValues": values} if values else {}),
-                )
+                if announce:
+                    self._move_with_events(pointer, condition, values, announce)
+                else:
+                    self.table.put_item(
+                        Item=pointer,
+                        ConditionExpression=condition,
+                        **({"ExpressionAttributeValues": values} if values else {}),
+                    )
             except ClientError as exc:
-                if conditional_failed(exc):
+                if conditional_failed(exc) or condition_cancelled(exc):
                     continue
                 raise
-            previous = current["snapshot_id"] if current else None
             return Publication(True, previous, snapshot.snapshot_id)
         raise RuntimeError("the latest price snapshot pointer kept changing; gave up")
+
+    def _move_with_events(
+        self,
+        pointer: dict[str, Any],
+        condition: str,
+        values: dict[str, Any],
+        events: Sequence[OutboxEvent],
+    ) -> None:
+        self.table.meta.client.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": self.table.name,
+                        "Item": pointer,
+                        "ConditionExpression": condition,
+                        **({"ExpressionAttributeValues": values} if values else {}),
+                    }
+                },
+                *({"Put": {"TableName": self.table.name, "Item": e.item()}} for e in events),
+            ]
+        )
 
     # -- read ------------------------------------------------------------------------------
     def latest_pointer(self) -> dict[str, str] | None:

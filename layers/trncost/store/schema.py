@@ -17,6 +17,10 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
     comparison        pk COMPARISON#<id>  sk COMPARISON  gsi1 WORKLOAD#<wid>#COMPARISONS / <at>#<id>
     ingest claim      pk INGEST#<job>#<status>  sk CLAIM
     rejected ingest   pk INGEST_REJECTED        sk <at>#<event id>
+    idempotency key   pk IDEMPOTENCY#<hash of caller, route, key>  sk REQUEST  (TTL expires_at)
+    outbox event      pk OUTBOX#<event id>      sk EVENT  gsi1 OUTBOX / <created_at>#<event id>
+                      (an event written with its record, until EventBridge takes it:
+                      trncost.store.outbox)
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class TableSchema:
     sort_key: KeyAttr
     indexes: tuple[GlobalIndex, ...]
     billing_mode: str = "PAY_PER_REQUEST"
+    ttl_attribute: str | None = None  # epoch seconds after which DynamoDB deletes the item
 
     def create_table_kwargs(self, table_name: str) -> dict[str, Any]:
         """Arguments for boto3 `create_table` (moto, the local runtime, tests)."""
@@ -80,6 +85,7 @@ TABLE = TableSchema(
     partition_key=KeyAttr("pk"),
     sort_key=KeyAttr("sk"),
     indexes=(GlobalIndex("gsi1", KeyAttr("gsi1pk"), KeyAttr("gsi1sk")),),
+    ttl_attribute="expires_at",  # Idempotency-Key records (trncost.store.idempotency)
 )
 
 # Key builders: the only place item keys are spelled.
