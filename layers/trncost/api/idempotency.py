@@ -32,10 +32,14 @@ NOT_CREATES = ("/report",)  # POSTs that render, store nothing: no key needed or
 
 
 class Remembered(Protocol):
-    body_hash: str
-    status: str
-    response_status: int | None
-    response_body: str | None
+    @property
+    def body_hash(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def response_status(self) -> int | None: ...
+    @property
+    def response_body(self) -> str | None: ...
 
 
 class KeyStore(Protocol):
