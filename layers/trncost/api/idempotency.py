@@ -28,7 +28,10 @@ log = logging.getLogger(__name__)
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 _KEY = re.compile(ID_PATTERN)
-NOT_CREATES = ("/report",)  # POSTs that render, store nothing: no key needed or kept
+NOT_CREATES = ("/report",)
+SETTLE_TRIES = (
+    3  # each with botocore's own retries  # POSTs that render, store nothing: no key needed or kept
+)
 
 
 class Remembered(Protocol):
@@ -125,21 +128,24 @@ def run_once(
     try:
         response = resolve()
     except BaseException:
-        _forget(store, request_key)
+        _settle(lambda: store.release(request_key), key)
         raise
     status = int(response.get("statusCode", 500))
-    try:
-        if 200 <= status < 300:
-            store.done(request_key, status, str(response.get("body") or ""))
-        else:
-            store.release(request_key)
-    except Exception as exc:  # noqa: BLE001 - the request is answered; its key frees itself
-        log.warning("%s %s: could not keep its answer (%s)", HEADER, key, exc)
+    if 200 <= status < 300:
+        _settle(lambda: store.done(request_key, status, str(response.get("body") or "")), key)
+    else:
+        _settle(lambda: store.release(request_key), key)
     return response
 
 
-def _forget(store: KeyStore, request_key: str) -> None:
-    try:
-        store.release(request_key)
-    except Exception as exc:  # noqa: BLE001 - the lease frees it later
-        log.warning("could not free an idempotency key: %s", exc)
+def _settle(step: Callable[[], object], key: str, tries: int = SETTLE_TRIES) -> None:
+    """Keep the answer (or free the key), a few times over: the request is answered whatever
+    happens here; if DynamoDB never takes it, the key's lease frees it (a retry until then is
+    a 409 to retry)."""
+    for attempt in range(tries):
+        try:
+            step()
+            return
+        except Exception as exc:  # noqa: BLE001 - see above
+            if attempt == tries - 1:
+                log.warning("%s %s: not settled (%s); its lease frees it", HEADER, key, exc)

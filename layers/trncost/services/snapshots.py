@@ -457,9 +457,14 @@ class SnapshotService:
         outbox), and the event is published right away, best effort (the outbox sweeper sends
         it if EventBridge is down: the snapshot is latest and the call succeeds either way).
         Unpublished, it is stored, listed and usable by its id, and nothing else happens."""
-        self.store.put_snapshot(snapshot, taken_by)
         if not publish:
-            pointer = self.store.latest_pointer()
+            self.store.put_snapshot(snapshot, taken_by)
+            try:  # stored: the answer says what is latest if DynamoDB tells
+                pointer = self.store.latest_pointer()
+            except Exception as exc:
+                if not aws.is_aws_error(exc):
+                    raise
+                pointer = None
             current = pointer["snapshot_id"] if pointer else None
             log.info("snapshot %s stored, not published as latest", snapshot.snapshot_id)
             publication = Publication(False, current, current or snapshot.snapshot_id)
@@ -493,7 +498,9 @@ class SnapshotService:
             )
             return events
 
-        publication = self.store.publish_latest(snapshot, events=announce)
+        # listed and latest together: an upload that fails before this leaves nothing listed
+        meta = self.store.put_snapshot_parts(snapshot, taken_by)
+        publication = self.store.publish_latest(snapshot, events=announce, meta=meta)
         if not publication.published:
             log.info(
                 "snapshot %s stored; %s is newer and stays latest",

@@ -65,7 +65,17 @@ class PriceStore(Repository):
 
     # -- write -----------------------------------------------------------------------------
     def put_snapshot(self, snapshot: PriceSnapshot, taken_by: str | None = None) -> None:
+        """Store the snapshot whole: its quotes and notes, then its meta item (what lists it
+        and makes it readable), so a snapshot is never listed half written."""
+        meta = self.put_snapshot_parts(snapshot, taken_by)
+        if not self.put_new(meta):
+            raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
 
+    def put_snapshot_parts(
+        self, snapshot: PriceSnapshot, taken_by: str | None = None
+    ) -> dict[str, Any]:
+        """Store the quotes and notes (unlisted, unread until the meta item exists) and return
+        the meta item to write: alone, or with the latest pointer (`publish_latest`)."""
         pk = snapshot_pk(snapshot.snapshot_id)
         if self._meta(snapshot.snapshot_id) is not None:
             raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
@@ -106,21 +116,28 @@ class PriceStore(Repository):
         }
         if taken_by:
             meta["taken_by"] = taken_by
+        return meta
+
+    def put_meta(self, meta: dict[str, Any]) -> None:
         if not self.put_new(meta):
-            raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
+            raise Conflict(f"price snapshot {meta['snapshot_id']} exists")
 
     def publish_latest(
         self,
         snapshot: PriceSnapshot,
         attempts: int = 5,
         events: Callable[[str | None], Sequence[OutboxEvent]] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Publication:
         """Point "latest" at `snapshot` unless a newer one is already there.
 
         Optimistic concurrency: the pointer moves only if it still names the snapshot read a
         moment ago, so of two concurrent snapshots the newer always ends up latest and the
         older stays stored and listed. `events(previous_id)`: the outbox events that announce
-        the move, written in the same transaction as the pointer (none: the pointer alone).
+        the move, written in the same transaction as the pointer (none: the pointer alone);
+        `meta`: the snapshot's meta item (`put_snapshot_parts`), written in it too, so an
+        upload that fails before this commit leaves nothing listed. When a newer snapshot is
+        latest, `meta` is written alone (stored and listed, not latest).
         """
         from botocore.exceptions import ClientError
 
@@ -130,6 +147,8 @@ class PriceStore(Repository):
                 snapshot.taken_at,
                 snapshot.snapshot_id,
             ):
+                if meta is not None:
+                    self.put_meta(meta)
                 return Publication(False, current["snapshot_id"], current["snapshot_id"])
             if current is None:
                 condition, values = "attribute_not_exists(pk)", {}
@@ -144,9 +163,10 @@ class PriceStore(Repository):
                 "taken_at": snapshot.taken_at,
             }
             announce = list(events(previous)) if events else []
+            together = [*([meta] if meta is not None else []), *(e.item() for e in announce)]
             try:
-                if announce:
-                    self._move_with_events(pointer, condition, values, announce)
+                if together:
+                    self._move_with(pointer, condition, values, together)
                 else:
                     self.table.put_item(
                         Item=pointer,
@@ -160,13 +180,14 @@ class PriceStore(Repository):
             return Publication(True, previous, snapshot.snapshot_id)
         raise RuntimeError("the latest price snapshot pointer kept changing; gave up")
 
-    def _move_with_events(
+    def _move_with(
         self,
         pointer: dict[str, Any],
         condition: str,
         values: dict[str, Any],
-        events: Sequence[OutboxEvent],
+        items: Sequence[dict[str, Any]],
     ) -> None:
+        """The pointer and `items` (the snapshot's meta, outbox events) in one transaction."""
         self.table.meta.client.transact_write_items(
             TransactItems=[
                 {
@@ -177,7 +198,7 @@ class PriceStore(Repository):
                         **({"ExpressionAttributeValues": values} if values else {}),
                     }
                 },
-                *({"Put": {"TableName": self.table.name, "Item": e.item()}} for e in events),
+                *({"Put": {"TableName": self.table.name, "Item": item}} for item in items),
             ]
         )
 
