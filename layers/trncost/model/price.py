@@ -338,6 +338,17 @@ class PriceSnapshot(DomainModel):
                 return quote
         published = self.publication_dates.get(key.service.value)
         as_of = f" as of {published}" if published else ""
+        refused = next((r for r in self.rejected if r.key == str(key)), None)
+        if refused is not None:
+            return PriceQuote(
+                key=key,
+                status="pending",
+                snapshot_id=self.snapshot_id,
+                source=self.source,
+                basis=self.basis,
+                pending_reason=f"the quote for {key} in snapshot {self.snapshot_id} was "
+                f"rejected: {refused.reason}",
+            )
         return PriceQuote(
             key=key,
             status="pending",

@@ -13,9 +13,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
-from trncost.errors import Conflict
+from trncost.errors import Conflict, first_validation_error
 from trncost.model.basis import PriceOrigin, basis_of_source
 from trncost.model.price import PriceQuote, PriceSnapshot, Rejection, Unmatched
 from trncost.model.records import Publication, SnapshotSummary
@@ -239,11 +239,10 @@ class PriceStore(Repository):
         meta = next((i for i in items if i["sk"] == SNAPSHOT_META_SK), None)
         if meta is None:
             return None
-        quotes = [
-            PriceQuote.model_validate_json(i["quote"])
-            for i in items
-            if i["sk"].startswith(QUOTE_SK_PREFIX)
-        ]
+        basis = meta.get("basis") or basis_of_source(meta["source"])
+        quotes, poisoned = _readable_quotes(
+            [i for i in items if i["sk"].startswith(QUOTE_SK_PREFIX)], str(basis)
+        )
         notes: dict[str, list[Any]] = {"rejected": [], "unmatched": []}
         if "rejected" in meta:  # written before the notes had their own items
             notes["rejected"] = json.loads(meta["rejected"])
@@ -256,11 +255,11 @@ class PriceStore(Repository):
             snapshot_id=meta["snapshot_id"],
             taken_at=meta["taken_at"],
             source=meta["source"],
-            basis=meta.get("basis") or basis_of_source(meta["source"]),
+            basis=basis,
             origin=_ORIGIN.validate_json(origin) if origin else None,
             publication_dates=json.loads(meta["publication_dates"]),
             quotes=sorted(quotes, key=lambda q: str(q.key)),
-            rejected=[Rejection.model_validate(r) for r in notes["rejected"]],
+            rejected=[*(Rejection.model_validate(r) for r in notes["rejected"]), *poisoned],
             unmatched=[Unmatched.model_validate(u) for u in notes["unmatched"]],
             note=meta.get("note") or None,
         )
@@ -298,3 +297,36 @@ class PriceStore(Repository):
             for i in page.get("Items", [])
         ]
         return summaries, encode_cursor(page.get("LastEvaluatedKey"))
+
+
+def _readable_quotes(
+    items: list[dict[str, Any]], basis: str
+) -> tuple[list[PriceQuote], list[Rejection]]:
+    """The snapshot's quotes that still read as quotes of its basis, and a Rejection (with the
+    reason) for each that does not: one poison quote (stored before a bound existed, or of
+    another basis) is isolated, and the snapshot stays usable for every other key; an estimate
+    needing that key sees it PENDING."""
+    quotes: list[PriceQuote] = []
+    rejected: list[Rejection] = []
+    for item in items:
+        key = str(item["sk"]).removeprefix(QUOTE_SK_PREFIX)
+        try:
+            quote = PriceQuote.model_validate_json(item["quote"])
+        except ValidationError as exc:
+            rejected.append(
+                Rejection(
+                    key=key, reason=f"stored quote unreadable: {first_validation_error(exc)[1]}"
+                )
+            )
+            continue
+        if str(quote.basis) != basis:
+            rejected.append(
+                Rejection(
+                    key=key,
+                    sku=quote.sku,
+                    reason=f"basis {quote.basis}, not the snapshot's {basis}",
+                )
+            )
+            continue
+        quotes.append(quote)
+    return quotes, rejected
