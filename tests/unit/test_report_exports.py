@@ -138,7 +138,7 @@ def test_any_text_survives_a_csv_round_trip_behind_the_guard(text):
 @pytest.mark.parametrize("separator", [",", ";", "\t", "|"])
 def test_no_cell_starts_a_formula_whatever_the_list_separator(separator):
     # Given a hostile text that hides a formula after a separator (issue 23: `;`)
-    text = f"trn2{separator}=HYPERLINK(\"http://x\"){separator} @SUM(A1){separator}+1"
+    text = f'trn2{separator}=HYPERLINK("http://x"){separator} @SUM(A1){separator}+1'
     out = io.StringIO()
     csv.writer(out, quoting=csv.QUOTE_ALL).writerow([csv_cell(text), "b"])
     line = out.getvalue()

@@ -9,8 +9,8 @@ CSV is one table (RFC 4180, a header row): a `table` column says whether a row i
 would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is
 prefixed with `'`, and so is any such start after a list separator inside a cell (`,` `;` tab
 `|`), and every cell is quoted (OWASP's CSV injection guidance): a spreadsheet whose list
-separator is `;` (or a tool that splits on it) finds no formula either. Markdown escapes pipes, backslashes and `<` in cells and keeps each cell on
-one line.
+separator is `;` (or a tool that splits on it) finds no formula either. Markdown escapes
+pipes, backslashes and `<` in cells and keeps each cell on one line.
 
 Each line carries its price basis (official, saved_file, example, assumed) and whether it is
 cloud (what AWS bills) or labour (assumed engineering time); each price row of the input
@@ -20,8 +20,8 @@ table its basis.
 from __future__ import annotations
 
 import csv
-import re
 import io
+import re
 from collections.abc import Iterable, Sequence
 
 from trncost.display import input_value, number, rate, usd
