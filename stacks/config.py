@@ -69,6 +69,9 @@ class ApiConfig(BaseModel):
     latency_alarm_p99_ms: Annotated[int, Field(ge=100, lt=29_000)] = 10_000
 
 
+MAX_RUNS_PER_PLAN = 8 * (1 + 20 + 16)  # the plan model's caps: 8 candidates, 20 repeats, 16 counts
+
+
 class TrialPlansConfig(BaseModel):
     """The stage's bounds on every trial plan the API accepts (above them: 422 naming the
     field). A plan's own budget_cap_usd and max_run_minutes must fit under them; the plan
@@ -80,6 +83,9 @@ class TrialPlansConfig(BaseModel):
         10_000
     )
     max_run_hours: Annotated[int, Field(ge=1, le=28 * 24)] = 72
+    # Runs one plan may schedule (candidates × (fit + baseline repeats + target counts)); the
+    # state machine's overall timeout is derived from it (trncost.workflow.definition).
+    max_runs: Annotated[int, Field(ge=1, le=MAX_RUNS_PER_PLAN)] = 48
 
 
 class ReservedConcurrency(BaseModel):

@@ -143,6 +143,15 @@ class TrialPlanService:
                 f" {hours * 60} ({hours} h, trial_plans.max_run_hours)"
             )
             fields.append("max_run_minutes")
+        most = self.limits.max_runs
+        runs = len(plan.schedule_specs())
+        if most is not None and runs > most:
+            problems.append(
+                f"candidates: the plan schedules {runs} runs (candidates × fit, baseline repeats"
+                f" and target counts); this stage runs at most {most} per plan"
+                " (trial_plans.max_runs: the state machine's timeout is made from it)"
+            )
+            fields.append("candidates")
         if problems:
             raise InvalidInput("; ".join(problems), fields)
 
