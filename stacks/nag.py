@@ -108,9 +108,9 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
     (
         "TrncostIngest/EventOutbox/Schedule/DeadLetterQueue",
         "AwsSolutions::AwsSolutions-SQS3",
-        "This queue is a DLQ: the DeadLetterConfig of the EventBridge Scheduler schedule beside"
-        " it. cdk-nag recognizes only SQS redrive policies and Lambda DeadLetterConfig as DLQ"
-        " uses.",
+        "This queue is a DLQ: the DeadLetterConfig of the outbox sweep's EventBridge Scheduler"
+        " schedule beside it. cdk-nag recognizes only SQS redrive policies and Lambda"
+        " DeadLetterConfig as DLQ uses.",
     ),
     (
         "TrncostIngest/EstimateRefresh/Refresh/Role/DefaultPolicy",
