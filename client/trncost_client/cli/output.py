@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, TypeAlias
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 
 from trncost import display
@@ -82,8 +83,16 @@ def terminal_safe(text: str) -> str:
 
 
 class SafeConsole(Console):
-    """The CLI's console: every text it renders (a printed line, a table cell) is
-    terminal-safe, whatever a server or a file put in it."""
+    """The CLI's console: every text it renders (a printed line, a table cell, a Text) is
+    terminal-safe, whatever a server or a file put in it. Strings are made safe before layout;
+    anything else (a Text built by a command) as its segments are rendered."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(terminal_safe(text), **kwargs)
+
+    def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control is None and not segment.text.isprintable():
+                yield Segment(terminal_safe(segment.text), segment.style)
+            else:
+                yield segment

@@ -42,6 +42,7 @@ from decimal import Decimal
 from typing import Annotated
 
 from pydantic import BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 MAX_WORK = 1e18
 MAX_PARAMETERS = 1e15
@@ -73,7 +74,11 @@ MAX_HELD_HOURS = 1e8
 def a_number(value: object) -> object:
     """`value` unchanged unless it is a boolean or text standing in for a number."""
     if isinstance(value, bool | str | bytes):
-        raise ValueError(f"should be a number, not {type(value).__name__}")
+        raise PydanticCustomError(
+            "number_type",
+            "Input should be a valid number, not {kind}",
+            {"kind": "a boolean" if isinstance(value, bool) else "text"},
+        )
     return value
 
 
