@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
     from trncost.services.job_log_stream import JobLogStreamService
+    from trncost.services.outbox import Outbox
     from trncost.services.snapshots import SnapshotService
     from trncost.services.trial_logs import LogImportService
     from trncost.services.trial_plans import TrialPlanService
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from trncost.services.trials import TrialService
     from trncost.store.actuals import ActualsStore
     from trncost.store.comparisons import ComparisonStore
+    from trncost.store.idempotency import IdempotencyStore
     from trncost.store.ingest import IngestStore
     from trncost.store.joblogs import JobLogStore
     from trncost.store.plans import PlanStore
@@ -92,6 +94,13 @@ class Wiring:
         from trncost.store.actuals import ActualsStore
 
         return ActualsStore(self.settings.table_name)
+
+    @cached_property
+    def idempotency(self) -> IdempotencyStore:
+        """The API's Idempotency-Key records (trncost.api.idempotency)."""
+        from trncost.store.idempotency import IdempotencyStore
+
+        return IdempotencyStore(self.settings.table_name)
 
     @cached_property
     def publisher(self) -> EventPublisher | None:
@@ -175,7 +184,7 @@ class Wiring:
         from trncost.services.trials import TrialService
 
         # every trial record is written and announced ("Trial Recorded") through it
-        return TrialService(self.records, publisher=self.publisher, names=self.names)
+        return TrialService(self.records, names=self.names, outbox=self.outbox)
 
     @cached_property
     def log_imports(self) -> LogImportService:
@@ -204,6 +213,13 @@ class Wiring:
             live_prices=settings.live_prices,
             accept_uploads=settings.accept_uploads,
         )
+
+    @cached_property
+    def outbox(self) -> Outbox | None:
+        """Events written with their records, until EventBridge takes them (None: no bus)."""
+        from trncost.services.outbox import Outbox
+
+        return Outbox.beside(self.records, self.publisher)
 
     @cached_property
     def ingest(self) -> IngestService:

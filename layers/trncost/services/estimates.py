@@ -309,17 +309,19 @@ class EstimateService:
         )
         inp = self._input(definition)
         result = estimate(inp)  # raises MissingEvidence / DomainError before anything is stored
-        self.records.put_estimate_definition(definition)
-        return self.records.add_version(
-            definition.estimate_id,
-            result,
-            self.clock().isoformat(),
-            "created",
-            fingerprint(inp, definition),
-            known_latest=0,  # a new estimate: no version to look up
+        first = EstimateVersion(
+            estimate_id=definition.estimate_id,
+            version=1,
+            created_at=self.clock().isoformat(),
+            reason="created",
+            fingerprint=fingerprint(inp, definition),
+            estimate=result,
             created_by=created_by,
-            estimate_range=estimate_range(inp, result),
+            range=estimate_range(inp, result),
         )
+        # the definition and its first version together: never one without the other
+        self.records.put_estimate(definition, first)
+        return first
 
     def recompute(
         self, definition: EstimateDefinition, reason: str, attempts: int = 10
