@@ -22,6 +22,8 @@ WRITES = {
     ("POST", "/workloads/{workload_id}/comparisons/report"): {"trial-writer"},
     ("POST", "/workloads/{workload_id}/trial-plans"): {"planner"},
     ("POST", "/prices/snapshots"): {"price-admin"},
+    ("POST", "/actuals"): {"trial-writer"},  # billed actuals (FOCUS / CUR exports)
+    ("POST", "/estimates/{estimate_id}/budget"): {"planner"},  # an AWS Budget: spends nothing
 }
 
 
