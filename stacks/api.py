@@ -44,6 +44,7 @@ from trncost.settings import (
     CATALOG_ENV,
     PLAN_MAX_BUDGET_ENV,
     PLAN_MAX_RUN_HOURS_ENV,
+    PLAN_MAX_RUNS_ENV,
     PRICE_LIST_REGION_ENV,
     TABLE_NAME_ENV,
 )
@@ -72,21 +73,18 @@ BUDGET_NAMES = "trncost-*"  # trncost.billing.budgets.budget_name
 # persona → (what it is for, the (method, path) pairs it may call). A path is the route with
 # each {parameter} as "*" (in an execute-api ARN "*" matches any characters, "/" included).
 PERSONAS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
-    "reader": (
-        "read everything; run comparisons (computed, not stored)",
-        (
-            ("GET", "/*"),
-            ("POST", "/workloads/*/comparisons"),
-            ("POST", "/workloads/*/comparisons/report"),
-        ),
-    ),
+    "reader": ("read everything (GET only: it stores and computes nothing new)", (("GET", "/*"),)),
     "trial-writer": (
-        "create workloads, import trials, create estimates, import billed actuals",
+        "create workloads, record trials and import their logs, create estimates and "
+        "comparisons (stored; the comparison report renders one), import billed actuals",
         (
             ("POST", "/workloads"),
             ("POST", "/workloads/*/trials"),
+            ("POST", "/workloads/*/trials/import"),
             ("POST", "/workloads/*/estimates"),
             ("POST", "/actuals"),
+            ("POST", "/workloads/*/comparisons"),
+            ("POST", "/workloads/*/comparisons/report"),
         ),
     ),
     "planner": (
@@ -136,6 +134,7 @@ class EstimateApi(Construct):
                 CATALOG_ENV: catalog_json(config),
                 PLAN_MAX_BUDGET_ENV: str(config.trial_plans.max_budget_usd),
                 PLAN_MAX_RUN_HOURS_ENV: str(config.trial_plans.max_run_hours),
+                PLAN_MAX_RUNS_ENV: str(config.trial_plans.max_runs),
                 ACCEPT_UPLOADS_ENV: accept_uploads(config),
                 ACCOUNT_ID_ENV: cdk.Aws.ACCOUNT_ID,  # where an estimate's budget is made
             },

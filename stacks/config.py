@@ -70,6 +70,9 @@ class ApiConfig(BaseModel):
     latency_alarm_p99_ms: Annotated[int, Field(ge=100, lt=29_000)] = 10_000
 
 
+MAX_RUNS_PER_PLAN = 8 * (1 + 20 + 16)  # the plan model's caps: 8 candidates, 20 repeats, 16 counts
+
+
 class TrialPlansConfig(BaseModel):
     """The stage's bounds on every trial plan the API accepts (above them: 422 naming the
     field). A plan's own budget_cap_usd and max_run_minutes must fit under them; the plan
@@ -81,13 +84,16 @@ class TrialPlansConfig(BaseModel):
         10_000
     )
     max_run_hours: Annotated[int, Field(ge=1, le=28 * 24)] = 72
+    # Runs one plan may schedule (candidates × (fit + baseline repeats + target counts)); the
+    # state machine's overall timeout is derived from it (trncost.workflow.definition).
+    max_runs: Annotated[int, Field(ge=1, le=MAX_RUNS_PER_PLAN)] = 48
 
 
 class ReservedConcurrency(BaseModel):
     """Reserved concurrency per function (lambdas/<name>): the most instances it runs at
     once, held back from the account's pool. Lambda refuses a reservation that leaves the
-    account fewer than 100 unreserved: these defaults (55 in all) need an account
-    concurrency quota of at least 155 (the default quota is 1,000)."""
+    account fewer than 100 unreserved: these defaults (56 in all) need an account
+    concurrency quota of at least 156 (the default quota is 1,000)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -99,6 +105,7 @@ class ReservedConcurrency(BaseModel):
     prices: Annotated[int, Field(ge=1, le=1000)] = 2  # one scheduled snapshot a day
     trial_steps: Annotated[int, Field(ge=1, le=1000)] = 5  # Step Functions retries throttles
     actuals: Annotated[int, Field(ge=1, le=1000)] = 1  # one Cost Explorer pull a day
+    outbox: Annotated[int, Field(ge=1, le=1000)] = 1  # one sweep a minute, oldest first
 
 
 class QueueConcurrency(BaseModel):

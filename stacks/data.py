@@ -64,9 +64,9 @@ class TrncostTable(Construct):
                 point_in_time_recovery_enabled=True
             ),
             deletion_protection=True,
+            time_to_live_attribute=schema.ttl_attribute,
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             removal_policy=cdk.RemovalPolicy.RETAIN,
-            time_to_live_attribute=schema.ttl_attribute,
         )
         for index in schema.indexes:
             self.table.add_global_secondary_index(

@@ -15,6 +15,12 @@ monitoring stack) takes a delivery that keeps failing.
 project bus: "Trial Recorded" | "Price Snapshot Taken" ─rules─► refresh queue ─► refresh Lambda
     refresh Lambda ──► new estimate versions (table)
 
+Every write that announces itself ("Trial Recorded", "Price Snapshot Taken": the ingest, the
+API, the prices Lambda) writes its event into the table's outbox in the same transaction and
+publishes it at once; the outbox Lambda (every minute) publishes what EventBridge refused:
+
+    Scheduler (rate 1 minute) ─► outbox Lambda ─► outbox items (table) ─► project bus
+
 Every hop ends in success or a dead-letter queue. A rule retries its delivery to the queue,
 then parks the event in the queue's DLQ; a message the function keeps failing (partial batch
 responses: only the failed records) lands in the same DLQ after MAX_RECEIVE_COUNT receives.
@@ -43,7 +49,7 @@ from constructs import Construct
 
 from stacks.base import StackOptions, TrncostStack
 from stacks.config import StageConfig
-from stacks.lambda_factory import TrncostFunction, dead_letter_queue
+from stacks.lambda_factory import ScheduledInvocation, TrncostFunction, dead_letter_queue
 from stacks.permissions import grant, grant_put_events, grant_table, regional_arn
 from trncost.events import DetailType, pattern
 from trncost.metrics.events import AGENT_PATTERN, BATCH_PATTERN, SAGEMAKER_PATTERN
@@ -54,6 +60,11 @@ from trncost.settings import BUS_NAME_ENV, TABLE_NAME_ENV
 INGEST_TIMEOUT = cdk.Duration.seconds(120)
 INGEST_MEMORY_MB = 1024
 REFRESH_TIMEOUT = cdk.Duration.seconds(300)
+OUTBOX_TIMEOUT = cdk.Duration.seconds(60)
+OUTBOX_SCHEDULE = "rate(1 minute)"
+# The outbox sweeper (store/outbox.py): the waiting events by index, each deleted once
+# EventBridge took it, or its failed attempts counted.
+OUTBOX_TABLE_ACTIONS = ["dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem"]
 REFRESH_MEMORY_MB = 1024  # the estimate engine (Monte Carlo, numpy) is CPU-bound: CPU ∝ memory
 
 BATCH_SIZE = 10
@@ -331,6 +342,43 @@ class EstimateRefresh(Construct):
         _consume(self.refresh, self.work.queue, config.concurrency.sqs_maximum.refresh)
 
 
+class EventOutbox(Construct):
+    """Scheduler (every minute) → outbox Lambda → the events EventBridge has not yet taken."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        table: dynamodb.ITable,
+        bus: events.IEventBus,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.outbox = TrncostFunction(
+            self,
+            "Outbox",
+            name="outbox",
+            config=config,
+            description="Publish the events written with their records that EventBridge refused",
+            memory_size=256,
+            timeout=OUTBOX_TIMEOUT,
+            environment={
+                TABLE_NAME_ENV: table.table_name,
+                BUS_NAME_ENV: bus.event_bus_name,
+            },
+        )
+        grant_table(self.outbox.role, table, OUTBOX_TABLE_ACTIONS)
+        grant_put_events(self.outbox.role, bus)
+        self.schedule = ScheduledInvocation(
+            self,
+            "Schedule",
+            function=self.outbox.function,
+            expression=OUTBOX_SCHEDULE,
+            description=f"trncost outbox sweep, {OUTBOX_SCHEDULE}",
+        )
+
+
 class TrncostIngest(TrncostStack):
     """Trial ingest and estimate refresh, on the data stack's table and bus."""
 
@@ -355,6 +403,7 @@ class TrncostIngest(TrncostStack):
         self.estimate_refresh = EstimateRefresh(
             self, "EstimateRefresh", config=config, table=table, bus=bus
         )
+        self.event_outbox = EventOutbox(self, "EventOutbox", config=config, table=table, bus=bus)
         for prefix, work in (
             ("Ingest", self.trial_ingest.work),
             ("Refresh", self.estimate_refresh.work),

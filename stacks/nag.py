@@ -15,8 +15,12 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import IConstruct
 
-from stacks.api import PERSONAS, ApiPersonas
-from stacks.workflow import EC2_RUN_RESOURCES  # the resources the launcher's role names
+from stacks.api import PERSONAS, ApiPersonas, EstimateApi
+from stacks.base import TrncostStack
+from stacks.workflow import (
+    EC2_RUN_RESOURCES,  # the resources the launcher's role names
+    state_machine_name,
+)
 
 # (id, reason), applied to every stack. The id is exactly what the synth report prints after
 # "Acknowledge with", pack prefix included, e.g. "Serverless::Serverless-LambdaTracing" or
@@ -99,6 +103,21 @@ CONSTRUCT_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
         " 'SageMaker Training Job State Change' event, and trial jobs are launched under names"
         " trncost does not choose, so no narrower name prefix holds. Training jobs in other"
         " accounts and regions stay out of reach.",
+    ),
+    (
+        "TrncostIngest/EventOutbox/Outbox/Role/DefaultPolicy",
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Only the X-Ray xray:PutTraceSegments, xray:PutTelemetryRecords that active tracing"
+        " adds take Resource '*' (X-Ray has no resource-level permissions for them); the table"
+        " (query, delete, update) and the project bus (PutEvents) are scoped. tests/infra pins"
+        " the exact set of actions on '*'.",
+    ),
+    (
+        "TrncostIngest/EventOutbox/Schedule/DeadLetterQueue",
+        "AwsSolutions::AwsSolutions-SQS3",
+        "This queue is a DLQ: the DeadLetterConfig of the outbox sweep's EventBridge Scheduler"
+        " schedule beside it. cdk-nag recognizes only SQS redrive policies and Lambda"
+        " DeadLetterConfig as DLQ uses.",
     ),
     (
         "TrncostIngest/EstimateRefresh/Refresh/Role/DefaultPolicy",
@@ -280,6 +299,8 @@ def apply_nag(
             acknowledge(construct, [(rule_id, reason)])
     for policy, rule_id in persona_findings(app):
         acknowledge(policy, [(rule_id, PERSONA_PATHS)])
+    for policy, rule_id in execution_findings(app):
+        acknowledge(policy, [(rule_id, DESCRIBE_EXECUTIONS)])
 
 
 # The API personas (stacks/api.py): their findings name this API's own logical ids, so they
@@ -319,16 +340,49 @@ def persona_findings(app: cdk.App) -> list[tuple[IConstruct, str]]:
     return found
 
 
+DESCRIBE_EXECUTIONS = (
+    "states:DescribeExecution (read-only) on the executions of the stage's one trial plan state"
+    " machine (trncost-<stage>-trial-plans) only: an execution is named after its plan when the"
+    " API starts it, so the names are not known at deploy time. GET /trial-plans/{plan_id}"
+    " shows the execution's status beside the plan record."
+)
+
+
+def execution_findings(app: cdk.App) -> list[tuple[IConstruct, str]]:
+    """(the API role's policy, finding id) of the states:DescribeExecution wildcard, per stage
+    (the region is the stage's, or a token when the stage has none)."""
+    found: list[tuple[IConstruct, str]] = []
+    for construct in app.node.find_all():
+        if not isinstance(construct, EstimateApi):
+            continue
+        stack = cdk.Stack.of(construct)
+        assert isinstance(stack, TrncostStack)
+        region = "<AWS::Region>" if cdk.Token.is_unresolved(stack.region) else stack.region
+        name = state_machine_name(stack.stage_name)
+        policy = construct.handler.role.node.find_child("DefaultPolicy")
+        found.append(
+            (
+                policy,
+                "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:"
+                f"{region}:<AWS::AccountId>:execution:{name}:*]",
+            )
+        )
+    return found
+
+
 # The trial workflow (stacks/workflow.py): launching and stopping trial jobs. One reason per
 # wildcard, each saying what bounds it (the blanket reason that once covered them all, stops
 # and tags of any job included, is gone: those now need the trncost:plan tag).
 _STEPS_POLICY = "TrncostWorkflow/Steps/TrialSteps/Role/DefaultPolicy"
 _REGIONAL = "Resource::arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{what}/*"
 _TAGGED_BY_PLAN = (
-    " Creating or tagging requires the request to carry the trncost:plan tag"
+    " Creating requires the request to carry the trncost:plan tag"
     " (aws:RequestTag/trncost:plan), and stopping or terminating requires the job to have it"
-    " (aws:ResourceTag/trncost:plan): the trial steps cannot stop, terminate or tag another"
-    " team's jobs. tests/infra/test_least_privilege.py pins each statement."
+    " already (aws:ResourceTag/trncost:plan). Tags can be put only by the launch that creates"
+    " the job (sagemaker:AddTags only with sagemaker:TaggingAction = CreateTrainingJob; Batch"
+    " SubmitJob authorizes its own tags and batch:TagResource is not granted), so the trial"
+    " steps cannot tag another team's job and then stop or terminate it."
+    " tests/infra/test_least_privilege.py pins each statement."
 )
 WORKFLOW_ACKNOWLEDGEMENTS: list[tuple[str, str, str]] = [
     (

@@ -42,6 +42,7 @@ TABLE_ACTIONS = [
     "dynamodb:BatchWriteItem",
     "dynamodb:Query",
     "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",  # its "Price Snapshot Taken" outbox item, once published
     "dynamodb:ConditionCheckItem",
 ]
 

@@ -58,6 +58,8 @@ class TrncostStage(cdk.Stage):
             archive=self.data.events.archive,
             table=self.data.table,
             price_snapshots=self.pricing.snapshotter.prices,
+            outbox=self.ingest.event_outbox.outbox,
+            state_machine=self.workflow.state_machine,
         )
 
     @property

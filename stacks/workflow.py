@@ -58,7 +58,12 @@ from trncost.settings import (
     TABLE_NAME_ENV,
     TRAINING_ROLE_ENV,
 )
-from trncost.workflow.definition import raw_definition, substitutions
+from trncost.workflow.definition import (
+    plan_timeout_s,
+    raw_definition,
+    substitutions,
+    with_timeout,
+)
 
 STEPS_TIMEOUT = cdk.Duration.seconds(60)
 POLL_INTERVAL_S = 300
@@ -71,24 +76,30 @@ TABLE_ACTIONS = [
     "dynamodb:ConditionCheckItem",
 ]
 # Least privilege on trial jobs: every job trncost launches carries the trncost:plan tag
-# (trncost.launch: LaunchRequest.tags), so a launch must carry it (aws:RequestTag: creating or
-# tagging without it is refused) and a stop acts only on a job that has it (aws:ResourceTag):
-# the trial steps cannot stop, terminate or tag another team's jobs.
+# (trncost.launch: LaunchRequest.tags), so a launch must carry it (aws:RequestTag: creating
+# without it is refused) and a stop acts only on a job that has it (aws:ResourceTag). Tagging
+# is allowed only as part of the launch that creates the job (sagemaker:TaggingAction =
+# CreateTrainingJob, ec2:CreateAction = RunInstances; Batch's SubmitJob authorizes its own tags
+# and batch:TagResource is not granted): the trial steps cannot put the tag on another team's
+# job and then stop or terminate it (issue 23).
 PLAN_TAG_KEY = PLAN_TAG  # trncost:plan, defined once in trncost.metrics.jobs
 WITH_PLAN_TAG = {"Null": {f"aws:RequestTag/{PLAN_TAG_KEY}": "false"}}
 ON_PLAN_TAGGED = {"Null": {f"aws:ResourceTag/{PLAN_TAG_KEY}": "false"}}
-SAGEMAKER_CREATE_ACTIONS = ["sagemaker:CreateTrainingJob", "sagemaker:AddTags"]
+SAGEMAKER_CREATE_ACTIONS = ["sagemaker:CreateTrainingJob"]
+SAGEMAKER_TAG_ACTIONS = ["sagemaker:AddTags"]  # only inside CreateTrainingJob
+TAG_ON_CREATE_ONLY = {"StringEquals": {"sagemaker:TaggingAction": "CreateTrainingJob"}}
 SAGEMAKER_STOP_ACTIONS = ["sagemaker:StopTrainingJob"]
 SAGEMAKER_READ_ACTIONS = ["sagemaker:DescribeTrainingJob"]
 EC2_RUN_ACTIONS = ["ec2:RunInstances"]
 EC2_TAG_ACTIONS = ["ec2:CreateTags"]
 EC2_STOP_ACTIONS = ["ec2:TerminateInstances"]
-BATCH_ACTIONS = ["batch:SubmitJob", "batch:TagResource"]
+BATCH_ACTIONS = ["batch:SubmitJob"]
 BATCH_STOP_ACTIONS = ["batch:TerminateJob"]
 # What ec2:RunInstances creates and tags (TagSpecifications: the instance and its volumes):
 # these must carry the plan tag; the others it only uses (or creates untagged) cannot.
 EC2_TAGGED_RESOURCES = ("instance", "volume")
 START_ACTIONS = ["states:StartExecution"]
+DESCRIBE_ACTIONS = ["states:DescribeExecution"]
 PASS_ROLE_ACTIONS = ["iam:PassRole"]
 TRAINING_SERVICES = ["sagemaker.amazonaws.com", "ec2.amazonaws.com"]
 # What a trial job writes: the agent's metrics, its event, SageMaker's training logs.
@@ -204,6 +215,7 @@ class TrialStepsFunction(Group):
     def _grant_sagemaker(self, role: iam.IRole) -> None:
         jobs = [regional_arn(self, "sagemaker", "training-job")]
         _allow(role, SAGEMAKER_CREATE_ACTIONS, jobs, WITH_PLAN_TAG)
+        _allow(role, SAGEMAKER_TAG_ACTIONS, jobs, {**TAG_ON_CREATE_ONLY, **WITH_PLAN_TAG})
         _allow(role, SAGEMAKER_STOP_ACTIONS, jobs, ON_PLAN_TAGGED)
         grant(role, SAGEMAKER_READ_ACTIONS, jobs)
 
@@ -237,6 +249,20 @@ class TrialStepsFunction(Group):
         _allow(role, BATCH_STOP_ACTIONS, [job], ON_PLAN_TAGGED)
 
 
+def state_machine_name(stage_name: str) -> str:
+    return f"trncost-{stage_name}-trial-plans"
+
+
+def execution_arns(scope: Construct, stage_name: str) -> str:
+    """arn:<partition>:states:<region>:<account>:execution:<state machine name>:* (its runs)."""
+    return cdk.Stack.of(scope).format_arn(
+        service="states",
+        resource="execution",
+        resource_name=f"{state_machine_name(stage_name)}:*",
+        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+    )
+
+
 def _allow(
     role: iam.IRole, actions: list[str], resources: list[str], conditions: dict[str, Any]
 ) -> None:
@@ -262,14 +288,21 @@ class TrialPlanStateMachine(Group):
         max_polls: int,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.timeout_s = plan_timeout_s(config.trial_plans.max_runs, poll_interval_s, max_polls)
         self.log_group = retained_log_group(
             self, "StateMachineLogs", retention_days=config.log_retention_days
         )
         self.substitutions = substitutions(task.function_arn, poll_interval_s, max_polls)
+        stack = cdk.Stack.of(self)
+        assert isinstance(stack, TrncostStack)
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
-            definition_body=sfn.DefinitionBody.from_string(raw_definition()),
+            # named, so the API's states:DescribeExecution names this machine's executions only
+            state_machine_name=state_machine_name(stack.stage_name),
+            definition_body=sfn.DefinitionBody.from_string(
+                with_timeout(raw_definition(), self.timeout_s)
+            ),
             definition_substitutions=self.substitutions,
             state_machine_type=sfn.StateMachineType.STANDARD,
             logs=sfn.LogOptions(
@@ -333,10 +366,11 @@ class TrncostWorkflow(TrncostStack):
         )
 
     def grant_start(self, function: TrncostFunction) -> None:
-        """Let the API start plan executions, and tell it the state machine."""
+        """Let the API start plan executions and read their status (GET /trial-plans/{id}
+        shows it beside the plan record), and tell it the state machine."""
         grant(function.role, START_ACTIONS, [self.state_machine.state_machine_arn])
-        # No states:DescribeExecution: it needs a wildcard over execution names; the plan
-        # record in the table (written by the steps) is the status the API reports.
+        # executions are named after their plans: this state machine's executions only
+        grant(function.role, DESCRIBE_ACTIONS, [execution_arns(function, self.stage_name)])
         function.function.add_environment(
             STATE_MACHINE_ARN_ENV, self.state_machine.state_machine_arn
         )

@@ -39,6 +39,11 @@ class MetricName(StrEnum):
     actuals_rows_matched = "ActualsRowsMatched"
     actuals_not_ready = "ActualsNotReady"  # Cost Explorer: the tag or its data not there yet
     actuals_recorded = "ActualsRecorded"  # a SageMaker job of an estimate, at its end
+    # The outbox sweeper (lambdas/outbox): events it published, events EventBridge still
+    # refused, and how old the oldest waiting event is (the stage alarms on that age).
+    outbox_events_sent = "OutboxEventsSent"
+    outbox_events_failed = "OutboxEventsFailed"
+    outbox_oldest_age = "OutboxOldestEventAgeSeconds"
 
 
 # The trial steps that end a plan, and what each of their outcomes counts as.

@@ -2,9 +2,12 @@
 
 Python's json raises RecursionError on nesting ~1,000 deep and ValueError on an integer of more
 than 4,300 digits; neither is a JSONDecodeError, so code that catches malformed JSON still
-crashes on them. `loads` refuses both first, with a reason: nesting is measured before parsing
-(strings skipped) and integers are bounded while parsing (`parse_int`). The API's body precheck
-(a 400) and the ingest of queue messages (a rejected ingest) use it.
+crashes on them; and json keeps the last of two equal keys in one object without a word, so
+`{"a": 1, "a": 2}` means what the last one says. `loads` refuses all three, with a reason:
+nesting is measured before parsing (strings skipped, one linear pass: no pattern here can
+backtrack, so a hostile body costs time in proportion to its size), integers are bounded while
+parsing (`parse_int`) and keys checked as each object is built (`object_pairs_hook`). The API's
+body precheck (a 400) and the ingest of queue messages (a rejected ingest) use it.
 
 The deepest document trncost takes (a bulk Price List offer file) nests under 10 levels, and no
 bounded field (trncost.model.bounds) needs more than 19 integer digits.
@@ -14,12 +17,17 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any
 
 MAX_JSON_DEPTH = 64
 MAX_INTEGER_DIGITS = 30
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_BRACKET = re.compile(r"[\[\]{}]")
+# A string, closed or not, as one match from its opening quote. Possessive quantifiers (`++`,
+# `*+`) give back nothing once matched, so the engine never backtracks: an unclosed string runs
+# to the end of the text once, and the scan ends there.
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 class UnsafeJson(ValueError):
@@ -34,6 +42,23 @@ class _TooLong(ValueError):
     pass
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
 def _bounded_int(digits: str) -> int:
     if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
         raise _TooLong(digits)
@@ -45,11 +70,8 @@ def depth(text: str) -> int:
     brackets = text.count("[") + text.count("{")
     if brackets <= MAX_JSON_DEPTH:
         return brackets  # it cannot nest deeper than it has brackets: no scan needed
-    level = deepest = 0
-    for match in _BRACKET.finditer(_STRING.sub('""', text)):
-        level += 1 if match.group() in "[{" else -1
-        deepest = max(deepest, level)
-    return deepest
+    brackets_only = _NOT_BRACKET.sub("", _STRING.sub("", text))  # two linear passes
+    return max(accumulate(map(_STEP.__getitem__, brackets_only)), default=0)
 
 
 def loads(text: str) -> Any:
@@ -57,9 +79,12 @@ def loads(text: str) -> Any:
     if depth(text) > MAX_JSON_DEPTH:
         raise UnsafeJson(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return json.loads(text, parse_int=_bounded_int)
+        return json.loads(text, parse_int=_bounded_int, object_pairs_hook=_unique_keys)
     except _TooLong:
         raise UnsafeJson(f"an integer of more than {MAX_INTEGER_DIGITS} digits") from None
+    except _DuplicateKey as exc:
+        shown = exc.key[:64].encode("unicode_escape").decode("ascii")
+        raise UnsafeJson(f"duplicate key {shown!r} in one object") from None
     except json.JSONDecodeError as exc:
         raise UnsafeJson(f"malformed JSON ({exc.msg} at {exc.pos})") from None
     except (RecursionError, ValueError) as exc:  # pragma: no cover - bounded above

@@ -35,9 +35,11 @@ STATE_MACHINE_ARN_ENV = "TRNCOST_TRIAL_PLAN_STATE_MACHINE_ARN"
 TRAINING_ROLE_ENV = "TRNCOST_TRAINING_ROLE_ARN"
 INSTANCE_PROFILE_ENV = "TRNCOST_TRAINING_INSTANCE_PROFILE_ARN"
 AGENT_BUS_ENV = "TRNCOST_AGENT_BUS"
-# the stage's bounds on every trial plan (cdk.json: trial_plans.max_budget_usd, max_run_hours)
+# the stage's bounds on every trial plan (cdk.json: trial_plans.max_budget_usd, max_run_hours,
+# max_runs)
 PLAN_MAX_BUDGET_ENV = "TRNCOST_TRIAL_PLAN_MAX_BUDGET_USD"
 PLAN_MAX_RUN_HOURS_ENV = "TRNCOST_TRIAL_PLAN_MAX_RUN_HOURS"
+PLAN_MAX_RUNS_ENV = "TRNCOST_TRIAL_PLAN_MAX_RUNS"
 URL_ENV = "TRNCOST_URL"  # the CLI: the API base URL when --url is not given
 DEFAULT_LAUNCHER_ENV = "TRNCOST_DEFAULT_LAUNCHER"  # the launcher of a plan that names none
 # Set by the local runtime only: trial plans may use the `local` launcher (a process on this
@@ -70,14 +72,17 @@ class PlanLimits(BaseModel):
 
     max_budget_usd: Decimal | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_run_hours: int | None = Field(default=None, ge=1)
+    max_runs: int | None = Field(default=None, ge=1)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> PlanLimits:
         env = _env(env)
         budget, hours = env.get(PLAN_MAX_BUDGET_ENV), env.get(PLAN_MAX_RUN_HOURS_ENV)
+        runs = env.get(PLAN_MAX_RUNS_ENV)
         return cls(
             max_budget_usd=Decimal(budget) if budget else None,
             max_run_hours=int(hours) if hours else None,
+            max_runs=int(runs) if runs else None,
         )
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from trncost.services.estimates import EstimateService
     from trncost.services.ingest import AwsCollector, IngestService
     from trncost.services.job_log_stream import JobLogStreamService
+    from trncost.services.outbox import Outbox
     from trncost.services.readiness import ReadinessWatch
     from trncost.services.snapshots import SnapshotService
     from trncost.services.trial_logs import LogImportService
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from trncost.store.actuals import ActualsStore
     from trncost.store.capacity import CapacityStore
     from trncost.store.comparisons import ComparisonStore
+    from trncost.store.idempotency import IdempotencyStore
     from trncost.store.ingest import IngestStore
     from trncost.store.joblogs import JobLogStore
     from trncost.store.plans import PlanStore
@@ -95,6 +97,13 @@ class Wiring:
         from trncost.store.actuals import ActualsStore
 
         return ActualsStore(self.settings.table_name)
+
+    @cached_property
+    def idempotency(self) -> IdempotencyStore:
+        """The API's Idempotency-Key records (trncost.api.idempotency)."""
+        from trncost.store.idempotency import IdempotencyStore
+
+        return IdempotencyStore(self.settings.table_name)
 
     @cached_property
     def publisher(self) -> EventPublisher | None:
@@ -207,7 +216,7 @@ class Wiring:
         from trncost.services.trials import TrialService
 
         # every trial record is written and announced ("Trial Recorded") through it
-        return TrialService(self.records, publisher=self.publisher, names=self.names)
+        return TrialService(self.records, names=self.names, outbox=self.outbox)
 
     @cached_property
     def log_imports(self) -> LogImportService:
@@ -236,6 +245,13 @@ class Wiring:
             live_prices=settings.live_prices,
             accept_uploads=settings.accept_uploads,
         )
+
+    @cached_property
+    def outbox(self) -> Outbox | None:
+        """Events written with their records, until EventBridge takes them (None: no bus)."""
+        from trncost.services.outbox import Outbox
+
+        return Outbox.beside(self.records, self.publisher)
 
     @cached_property
     def ingest(self) -> IngestService:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from stacks.base import Group
@@ -31,6 +32,15 @@ LATENCY_ALARM_PERIODS = 3  # p99 at or above the threshold for 3 × 5 minutes
 STALE_SNAPSHOT_DAYS = 2
 
 AT_OR_ABOVE = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+# A work queue's oldest message older than this: its consumer is not taking messages (a message
+# it keeps failing leaves for the DLQ sooner: MAX_RECEIVE_COUNT × the visibility timeout is
+# about 85 minutes for the ingest queue and 150 for the refresh queue, stacks/ingest.py).
+QUEUE_AGE_ALARM_S = 3 * 3600
+# The outbox sweeper runs every minute: an event waiting 15 minutes means EventBridge keeps
+# refusing it (or the sweeper fails; its errors alarm too). No data for 3 periods: it is not
+# running at all, which is an alarm too.
+OUTBOX_AGE_ALARM_S = 15 * 60
+OUTBOX_AGE_PERIODS = 3
 
 
 @dataclass(frozen=True)
@@ -223,4 +233,96 @@ class TrialPlanAlarms(AlarmFamily):
             description="A trial plan ended failed (an error, a failed gate, its budget cap or"
             " a lost run): GET /trial-plans/{plan_id} says why; its Step Functions execution"
             " has the details.",
+        )
+
+
+class QueueAgeAlarms(AlarmFamily):
+    """Every work queue: its oldest message older than QUEUE_AGE_ALARM_S (its consumer stopped
+    taking messages: disabled, throttled, or failing before it reports)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        route: AlarmRoute,
+        queues: Sequence[MonitoredQueue],
+    ) -> None:
+        super().__init__(scope, construct_id, route=route)
+        self.by_label: dict[str, cloudwatch.Alarm] = {}
+        hours = QUEUE_AGE_ALARM_S // 3600
+        for monitored in queues:
+            queue, label = monitored.queue, monitored.label
+            self.by_label[label] = self.alarm(
+                f"{camel(label)}OldestMessage",
+                name=f"queue-age-{label}",
+                metric=queue.metric_approximate_age_of_oldest_message(
+                    period=FIVE_MINUTES, statistic="Maximum"
+                ),
+                threshold=QUEUE_AGE_ALARM_S,
+                description=f"A message has waited {hours} hours in a work queue ({label}): "
+                "its consumer is not taking messages (event source mapping disabled, "
+                "throttled, or failing before it reports). Look at the function's errors, "
+                "throttles and logs.",
+            )
+
+
+class StateMachineAlarms(AlarmFamily):
+    """The trial plan state machine: any execution failed, timed out or aborted (Step
+    Functions' own metrics: they do not depend on the failure-recording step succeeding).
+    Paid capacity may be running under a plan that ended this way."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        route: AlarmRoute,
+        state_machine: sfn.IStateMachine,
+    ) -> None:
+        super().__init__(scope, construct_id, route=route)
+        ended = (
+            ("Failed", "failed", state_machine.metric_failed),
+            ("TimedOut", "timed-out", state_machine.metric_timed_out),
+            ("Aborted", "aborted", state_machine.metric_aborted),
+        )
+        self.by_outcome: dict[str, cloudwatch.Alarm] = {}
+        for camel_name, kebab, metric in ended:
+            self.by_outcome[kebab] = self.alarm(
+                f"TrialPlanExecutions{camel_name}",
+                name=f"trial-plan-executions-{kebab}",
+                metric=metric(period=FIVE_MINUTES, statistic="Sum"),
+                threshold=1,
+                description=f"A trial plan execution {kebab.replace('-', ' ')}: its runs may "
+                "still hold paid capacity. Read the execution's history, GET "
+                "/trial-plans/{plan_id}, and stop any job tagged trncost:plan that is still "
+                "running.",
+            )
+
+
+class OutboxAlarms(AlarmFamily):
+    """Events written with their records wait for EventBridge: the oldest is older than
+    OUTBOX_AGE_ALARM_S, or the sweeper reports nothing (it is not running)."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, route: AlarmRoute, service: str
+    ) -> None:
+        super().__init__(scope, construct_id, route=route)
+        self.metric = own_metric(
+            MetricName.outbox_oldest_age,
+            service=service,
+            period=FIVE_MINUTES,
+            label="oldest outbox event (s)",
+        ).with_(statistic="Maximum")
+        self.waiting = self.alarm(
+            "OutboxEventsWaiting",
+            name="outbox-events-waiting",
+            metric=self.metric,
+            threshold=OUTBOX_AGE_ALARM_S,
+            evaluation_periods=OUTBOX_AGE_PERIODS,
+            missing=cloudwatch.TreatMissingData.BREACHING,
+            description=f"An event written with its record has waited {OUTBOX_AGE_ALARM_S // 60}"
+            " minutes for EventBridge (or the outbox function has not run for 15 minutes): "
+            "estimates are not refreshed meanwhile. Check the outbox function's errors and "
+            "logs, and EventBridge PutEvents on the project bus.",
         )

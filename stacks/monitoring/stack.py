@@ -12,6 +12,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from stacks.base import StackOptions, TrncostStack
@@ -22,7 +23,10 @@ from stacks.monitoring.alarms import (
     ApiAlarms,
     DeadLetterAlarms,
     FunctionAlarms,
+    OutboxAlarms,
     PriceSnapshotAlarms,
+    QueueAgeAlarms,
+    StateMachineAlarms,
     TrialPlanAlarms,
 )
 from stacks.monitoring.dashboard import TrncostDashboard, Watched
@@ -47,6 +51,8 @@ class TrncostMonitoring(TrncostStack):
         archive: events.Archive,
         table: dynamodb.ITable,
         price_snapshots: TrncostFunction,
+        outbox: TrncostFunction,
+        state_machine: sfn.IStateMachine,
         **options: Unpack[StackOptions],
     ) -> None:
         super().__init__(
@@ -80,12 +86,22 @@ class TrncostMonitoring(TrncostStack):
             self, "PriceSnapshotAlarms", route=route, service=price_snapshots.service_name
         )
         self.trial_plan_alarms = TrialPlanAlarms(self, "TrialPlanAlarms", route=route)
+        self.state_machine_alarms = StateMachineAlarms(
+            self, "StateMachineAlarms", route=route, state_machine=state_machine
+        )
+        self.queue_age_alarms = QueueAgeAlarms(self, "QueueAgeAlarms", route=route, queues=queues)
+        self.outbox_alarms = OutboxAlarms(
+            self, "OutboxAlarms", route=route, service=outbox.service_name
+        )
         families = (
             self.api_alarms,
             self.function_alarms,
             self.dead_letter_alarms,
             self.price_snapshot_alarms,
             self.trial_plan_alarms,
+            self.state_machine_alarms,
+            self.queue_age_alarms,
+            self.outbox_alarms,
         )
         self.alarms: list[cloudwatch.Alarm] = [a for family in families for a in family.alarms]
 

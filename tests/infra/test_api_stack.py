@@ -24,7 +24,7 @@ from stacks.permissions import (
     PRICE_LIST_ACTIONS,
     TRAINING_PLAN_ACTIONS,
 )
-from stacks.workflow import START_ACTIONS
+from stacks.workflow import DESCRIBE_ACTIONS, START_ACTIONS, state_machine_name
 from tests.support.cdk import DATA, STAGE
 from tests.support.template_kit import by_action as _by_action
 from tests.support.template_kit import exported as _exported
@@ -40,6 +40,7 @@ from trncost.settings import (
     CATALOG_ENV,
     PLAN_MAX_BUDGET_ENV,
     PLAN_MAX_RUN_HOURS_ENV,
+    PLAN_MAX_RUNS_ENV,
     PRICE_LIST_REGION_ENV,
     STATE_MACHINE_ARN_ENV,
     TABLE_NAME_ENV,
@@ -356,7 +357,8 @@ def test_function_environment_uses_the_names_of_the_modules(
     assert (
         set(env)
         == {TABLE_NAME_ENV, BUS_NAME_ENV, PRICE_LIST_REGION_ENV, CATALOG_ENV, STATE_MACHINE_ARN_ENV}
-        | {PLAN_MAX_BUDGET_ENV, PLAN_MAX_RUN_HOURS_ENV, ACCEPT_UPLOADS_ENV, ACCOUNT_ID_ENV}
+        | {PLAN_MAX_BUDGET_ENV, PLAN_MAX_RUN_HOURS_ENV, PLAN_MAX_RUNS_ENV, ACCEPT_UPLOADS_ENV}
+        | {ACCOUNT_ID_ENV}
         | POWERTOOLS_ENV
     )
     assert env[ACCOUNT_ID_ENV] == {"Ref": "AWS::AccountId"}  # where budgets are made
@@ -392,6 +394,7 @@ def test_function_role_has_exactly_the_needed_actions(
         | {"sqs:SendMessage"}  # the house function's async-invoke DLQ
         | set(START_ACTIONS)  # trial plans: start the workflow, on its one state machine
         | set(BUDGET_ACTIONS)  # POST /estimates/{id}/budget, on budgets named trncost-* only
+        | set(DESCRIBE_ACTIONS)  # ... and read its executions' status (GET /trial-plans/{id})
     )
     assert set(TABLE_ACTIONS) == {
         "dynamodb:GetItem",
@@ -410,6 +413,10 @@ def test_function_role_has_exactly_the_needed_actions(
     for statement in statements:
         if set(_listed(statement["Action"])) == set(BUDGET_ACTIONS):
             assert json.dumps(statement["Resource"]).endswith(':budget/trncost-*"]]}')
+            continue
+        if _listed(statement["Action"]) == DESCRIBE_ACTIONS:
+            # the executions of the stage's one named state machine (issue 23), nothing else
+            assert f":execution:{state_machine_name(STAGE)}:*" in json.dumps(statement["Resource"])
             continue
         assert statement["Resource"] == "*" or "*" not in json.dumps(statement["Resource"])
     # DynamoDB: the table, and Query on its one index by name

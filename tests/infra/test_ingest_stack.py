@@ -16,6 +16,8 @@ from stacks.ingest import (
     INGEST_TIMEOUT,
     JOB_LOG_ACTIONS,
     MAX_BATCHING_WINDOW,
+    OUTBOX_SCHEDULE,
+    OUTBOX_TABLE_ACTIONS,
     REFRESH_TIMEOUT,
     event_pattern,
 )
@@ -135,6 +137,8 @@ def consumers(ingest_stack) -> dict[str, dict[str, Any]]:
     for function_id, function in _resources(ingest_stack, "AWS::Lambda::Function").items():
         props = function["Properties"]
         name = props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+        if name == "outbox":  # scheduled, no queue: test_outbox_function_is_scheduled
+            continue
         (mapping,) = [
             m["Properties"]
             for m in mappings.values()
@@ -478,7 +482,7 @@ def test_refresh_role_reads_and_writes_the_table_and_nothing_more(
 
 def test_ingest_acknowledgements_each_suppress_a_finding_in_the_ingest_stack(synthesized) -> None:
     ours = [(p, rule, reason) for p, rule, reason in CONSTRUCT_ACKNOWLEDGEMENTS if "Ingest" in p]
-    assert len(ours) == 6
+    assert len(ours) == 8
     suppressed = [
         (v["acknowledgedId"], v["reason"], c["constructPath"])
         for plugin in synthesized.validation_report["pluginReports"]
@@ -528,3 +532,34 @@ def test_each_configured_log_group_delivers_every_event_to_the_ingest_function(
 def test_the_log_parts_expire_with_the_tables_ttl(data, table_id) -> None:
     ttl = data["Resources"][table_id]["Properties"]["TimeToLiveSpecification"]
     assert ttl == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
+
+
+def test_outbox_function_is_scheduled_every_minute_with_only_what_it_needs(ingest_stack) -> None:
+    # Given the outbox function (issue 23: events written with their records)
+    functions = _resources(ingest_stack, "AWS::Lambda::Function")
+    [(function_id, function)] = [
+        (i, f)
+        for i, f in functions.items()
+        if f["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == "outbox"
+    ]
+    # Then EventBridge Scheduler invokes it every minute, with a DLQ
+    schedules = _resources(ingest_stack, "AWS::Scheduler::Schedule")
+    [schedule] = [
+        s["Properties"]
+        for s in schedules.values()
+        if "outbox" in s["Properties"].get("Description", "")
+    ]
+    assert schedule["ScheduleExpression"] == OUTBOX_SCHEDULE == "rate(1 minute)"
+    assert "DeadLetterConfig" in schedule["Target"]
+    # and its role queries, deletes and updates the table, publishes on the bus, nothing else
+    role_id = _id_of_arn(function["Properties"]["Role"])
+    actions = {
+        a
+        for p in _resources(ingest_stack, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in p["Properties"]["Roles"]
+        for st in p["Properties"]["PolicyDocument"]["Statement"]
+        for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+    }
+    assert {a for a in actions if a.startswith("dynamodb:")} == set(OUTBOX_TABLE_ACTIONS)
+    assert "events:PutEvents" in actions
+    assert not {a for a in actions if a.startswith(("sagemaker:", "cloudwatch:", "batch:"))}

@@ -60,9 +60,14 @@ def test_each_trial_steps_statement_on_jobs_is_pinned(synthesized) -> None:
             for s in stmts[tuple(sorted(actions))]
         ]
 
-    # SageMaker: create (and its create-time tags) only with the plan tag, stop only a tagged job
-    assert only(("sagemaker:AddTags", "sagemaker:CreateTrainingJob")) == [
-        (["training-job/*"], WITH_PLAN_TAG)
+    # SageMaker: create only with the plan tag; tags only inside that create (issue 23: an
+    # AddTags on any job, then a stop, stopped another team's job); stop only a tagged job
+    assert only(("sagemaker:CreateTrainingJob",)) == [(["training-job/*"], WITH_PLAN_TAG)]
+    assert only(("sagemaker:AddTags",)) == [
+        (
+            ["training-job/*"],
+            {"StringEquals": {"sagemaker:TaggingAction": "CreateTrainingJob"}, **WITH_PLAN_TAG},
+        )
     ]
     assert only(("sagemaker:StopTrainingJob",)) == [(["training-job/*"], ON_PLAN_TAGGED)]
     assert only(("sagemaker:DescribeTrainingJob",)) == [(["training-job/*"], None)]
@@ -83,10 +88,14 @@ def test_each_trial_steps_statement_on_jobs_is_pinned(synthesized) -> None:
         )
     ]
     assert only(("ec2:TerminateInstances",)) == [(["instance/*"], ON_PLAN_TAGGED)]
-    # Batch: submit (and tag) only with the plan tag, terminate only a tagged job
-    assert only(("batch:SubmitJob", "batch:TagResource")) == [
+    # Batch: submit only with the plan tag (SubmitJob authorizes its own tags: no
+    # batch:TagResource, so no existing job can be tagged), terminate only a tagged job
+    assert only(("batch:SubmitJob",)) == [
         (["job-definition/*", "job-queue/*", "job/*"], WITH_PLAN_TAG)
     ]
+    every_action = {a for s in statements(template, _role(template, "TrialStepsRole"))
+                    for a in listed(s["Action"])}  # fmt: skip
+    assert "batch:TagResource" not in every_action
     assert only(("batch:TerminateJob",)) == [(["job/*"], ON_PLAN_TAGGED)]
 
 
@@ -152,6 +161,7 @@ def test_the_api_function_knows_the_stage_plan_bounds(synthesized) -> None:
     env = function["Properties"]["Environment"]["Variables"]
     assert env["TRNCOST_TRIAL_PLAN_MAX_BUDGET_USD"] == str(CONFIG.trial_plans.max_budget_usd)
     assert env["TRNCOST_TRIAL_PLAN_MAX_RUN_HOURS"] == str(CONFIG.trial_plans.max_run_hours)
+    assert env["TRNCOST_TRIAL_PLAN_MAX_RUNS"] == str(CONFIG.trial_plans.max_runs)
 
 
 # -- the actuals ---------------------------------------------------------------------------------
@@ -187,7 +197,7 @@ def test_every_function_has_its_reserved_concurrency(synthesized) -> None:
             service = props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
             seen[service] = props["ReservedConcurrentExecutions"]
     assert seen == {s: CONFIG.concurrency.reserved_for(s) for s in seen}
-    assert set(seen) == {"api", "ingest", "refresh", "prices", "trial_steps", "actuals"}
+    assert set(seen) == {"api", "ingest", "refresh", "prices", "trial_steps", "actuals", "outbox"}
 
 
 def test_every_sqs_event_source_has_a_maximum_concurrency(synthesized) -> None:

@@ -25,7 +25,12 @@ from app import cdk_json_context
 from stacks.api import TrncostApi
 from stacks.config import StageConfigError, load_stage_configs
 from stacks.lambda_factory import TrncostFunction
-from stacks.monitoring.alarms import LATENCY_ALARM_PERIODS, STALE_SNAPSHOT_DAYS
+from stacks.monitoring.alarms import (
+    LATENCY_ALARM_PERIODS,
+    OUTBOX_AGE_ALARM_S,
+    QUEUE_AGE_ALARM_S,
+    STALE_SNAPSHOT_DAYS,
+)
 from stacks.monitoring.dashboard import DASHBOARD_METRICS
 from stacks.monitoring.metrics import SERVICE_DIMENSION, TRIAL_PLANS_SERVICE
 from stacks.monitoring.resources import monitored_resources
@@ -371,8 +376,12 @@ def test_failed_trial_plans_alarm_waits_for_the_workflow_metric(alarms) -> None:
 
 def test_every_alarm_notifies_the_topic_on_alarm_and_on_ok(templates, alarms, topic_id) -> None:
     functions = _all_of_type(templates, "AWS::Lambda::Function")
-    expected = 2 + 2 * len(functions) + len(_dead_letter_queues(templates)) + 2
-    assert len(alarms) == expected  # API ×2, functions ×2, DLQs, stale snapshot, trial plans
+    work_queues = 2  # ingest, refresh: their oldest message's age
+    expected = 2 + 2 * len(functions) + len(_dead_letter_queues(templates)) + 2 + 3
+    expected += work_queues + 1
+    # API ×2, functions ×2, DLQs, stale snapshot, trial plans, executions failed / timed out /
+    # aborted, queue ages, the outbox's oldest event
+    assert len(alarms) == expected
     names = [props["AlarmName"] for props in alarms.values()]
     assert len(set(names)) == len(names)
     for alarm_id, props in alarms.items():
@@ -585,3 +594,30 @@ def test_two_functions_with_one_label_are_refused(tmp_path: Path, cdk_context) -
         TrncostFunction(stack, construct_id, name="api", config=config, description="x")
     with pytest.raises(ValueError, match=r"share the label\(s\) \['api'\]"):
         monitored_resources([stack])
+
+
+def test_paid_capacity_and_waiting_work_are_watched(alarms) -> None:
+    """Issue 23: Step Functions executions that failed, timed out or were aborted; each work
+    queue's oldest message; the outbox's oldest event (CloudWatch does not evaluate alarms in
+    moto: the synthesized definitions are the test)."""
+    by_name = {
+        props["AlarmName"].removeprefix(f"trncost-{STAGE}-"): props for props in alarms.values()
+    }
+    for outcome, metric in (
+        ("failed", "ExecutionsFailed"),
+        ("timed-out", "ExecutionsTimedOut"),
+        ("aborted", "ExecutionsAborted"),
+    ):
+        props = by_name[f"trial-plan-executions-{outcome}"]
+        assert (props["Namespace"], props["MetricName"]) == ("AWS/States", metric)
+        assert props["Threshold"] == 1 and props["Statistic"] == "Sum"
+        assert props["Dimensions"][0]["Name"] == "StateMachineArn"
+    for queue in ("trial-ingest", "estimate-refresh"):
+        props = by_name[f"queue-age-{queue}"]
+        assert props["MetricName"] == "ApproximateAgeOfOldestMessage"
+        assert props["Statistic"] == "Maximum" and props["Threshold"] == QUEUE_AGE_ALARM_S
+    outbox = by_name["outbox-events-waiting"]
+    (query,) = outbox["Metrics"]  # a labelled metric: CloudFormation's Metrics form
+    assert query["MetricStat"]["Metric"]["MetricName"] == "OutboxOldestEventAgeSeconds"
+    assert query["MetricStat"]["Stat"] == "Maximum" and outbox["Threshold"] == OUTBOX_AGE_ALARM_S
+    assert outbox["TreatMissingData"] == "breaching"  # a sweeper that does not run alarms too

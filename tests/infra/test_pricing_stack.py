@@ -445,6 +445,11 @@ def test_every_suppressed_finding_has_a_written_acknowledgement(synthesized) -> 
         | {(rule_id, reason) for _, rule_id, reason in CONSTRUCT_ACKNOWLEDGEMENTS}
         # the persona policies' findings, derived from the API's constructs (one reason)
         | {(rule_id, nag.PERSONA_PATHS) for _, rule_id in nag.persona_findings(synthesized.app)}
+        # the API's DescribeExecution on its stage's state machine (derived likewise)
+        | {
+            (rule_id, nag.DESCRIBE_EXECUTIONS)
+            for _, rule_id in nag.execution_findings(synthesized.app)
+        }
     )
     suppressed = {
         (v["acknowledgedId"], v["reason"])

@@ -15,10 +15,16 @@ from stacks.config import load_stage_configs
 from stacks.data import TrncostData
 from stacks.nag import CONSTRUCT_ACKNOWLEDGEMENTS, apply_nag, construct_acknowledgement_targets
 from stacks.nag import WORKFLOW_ACKNOWLEDGEMENTS as ACKNOWLEDGEMENTS
-from stacks.workflow import TRAINING_SERVICES, TrncostWorkflow
+from stacks.workflow import (
+    MAX_POLLS,
+    POLL_INTERVAL_S,
+    TRAINING_SERVICES,
+    TrncostWorkflow,
+    state_machine_name,
+)
 from tests.support.cdk import CLI_CONTEXT, synthesize
 from tests.support.examples import ROOT
-from trncost.workflow.definition import ASL_PATH, placeholders
+from trncost.workflow.definition import ASL_PATH, placeholders, plan_timeout_s
 
 pytestmark = pytest.mark.infra
 
@@ -68,8 +74,14 @@ def test_definition_is_the_asl_file_with_its_substitutions(template) -> None:
         parts = definition["Fn::Join"][1]
         assert all(isinstance(p, str) for p in parts)
         definition = definition["Fn::Join"][0].join(parts)
-    assert json.loads(definition) == json.loads(ASL_PATH.read_text())
+    deployed = json.loads(definition)
+    # the file, with the overall timeout derived from the stage's caps (issue 23)
+    timeout = deployed.pop("TimeoutSeconds")
+    assert deployed == json.loads(ASL_PATH.read_text())
+    config = load_stage_configs({"stages": cdk_json_context()["stages"]})["dev"]
+    assert timeout == plan_timeout_s(config.trial_plans.max_runs, POLL_INTERVAL_S, MAX_POLLS)
     assert set(props["DefinitionSubstitutions"]) == placeholders()
+    assert props["StateMachineName"] == state_machine_name("dev")
     assert props["StateMachineType"] == "STANDARD"
 
 

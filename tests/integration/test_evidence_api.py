@@ -127,9 +127,14 @@ def test_trial_ids_are_per_workload(api):  # noqa: F811
     assert [x["candidate"]["instance_count"] for x in page["items"]] == [4]
     status, page = api("GET", "/workloads/wl-api/trials")
     assert sorted(x["trial_id"] for x in page["items"]) == ["t-1", "t-2"]
-    # the global read names both workloads rather than guess
-    status, err = api("GET", "/trials/t-1")
-    assert status == 422 and "wl-api, wl-b" in err["message"]
+    # the global read answers the id's first record: a later one cannot squat it (issue 23);
+    # naming the workload reads that workload's
+    status, first = api("GET", "/trials/t-1")
+    assert status == 200 and first["trial"]["workload_id"] == "wl-api"
+    status, theirs = api("GET", "/trials/t-1", query={"workload_id": "wl-b"})
+    assert status == 200 and theirs["trial"]["candidate"]["instance_count"] == 4
+    status, nested = api("GET", "/workloads/wl-b/trials/t-1")
+    assert status == 200 and nested["trial"]["workload_id"] == "wl-b"
     # inside one workload a different record under a taken id is refused with the reason
     clash = trial("t-2", count=8, phase="target", workload_id="wl-api").model_dump(mode="json")
     status, err = api("POST", "/workloads/wl-api/trials", clash)

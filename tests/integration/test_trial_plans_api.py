@@ -131,11 +131,12 @@ class _Down:
         return getattr(self.sfn, name)
 
 
-def test_step_functions_down_is_503_the_plan_says_not_started_and_a_retry_starts_it(api) -> None:
+def test_step_functions_down_is_202_the_plan_says_not_started_and_a_retry_starts_it(api) -> None:
+    # Given Step Functions refusing the start  When a plan is submitted
     api.service._sfn = _Down(api.sfn)
     status, body = api("POST", "/workloads/wl-1/trial-plans", _body())
-    assert status == 503 and body["error"] == "upstream_unavailable"
-    assert "plan-1 is stored but not started" in body["message"]
+    # Then it is stored (never a failure for a committed write: issue 23), and says so
+    assert status == 202 and body["status"] == "not_started" and body["execution_arn"] is None
     # the stored plan does not stay "submitted" silently: it says why it did not start
     status, stored = api("GET", "/trial-plans/plan-1")
     assert status == 200 and stored["status"] == "not_started"

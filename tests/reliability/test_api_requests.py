@@ -154,7 +154,7 @@ def _encode(body: Any) -> bytes:
 WORKLOAD_OVERRIDES = {
     "workload_id": st.one_of(
         st.uuids().map(lambda u: f"wl-{u.hex[:16]}"),
-        st.from_regex(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$", fullmatch=True).map(lambda s: s[:128]),
+        st.from_regex(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$", fullmatch=True).map(lambda s: s[:128]),
     )
 }
 WORKLOAD_BODIES = st.one_of(

@@ -90,7 +90,7 @@ def test_markdown_has_both_tables_and_the_totals(example):
 def test_csv_cells_never_start_a_formula(text):
     cell = csv_cell(text)
     assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))
-    assert cell.endswith(text) and len(cell) <= len(text) + 1
+    assert cell.replace("'", "") == text.replace("'", "")  # only guards added
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -131,7 +131,22 @@ def test_any_text_survives_a_csv_round_trip_behind_the_guard(text):
     csv.writer(out).writerow([csv_cell(text)])
     (back,) = next(csv.reader(io.StringIO(out.getvalue(), newline="")))
     assert back == csv_cell(text)
-    assert back.removeprefix("'") == text or back == text
+    # only `'` added, before a formula start: removing them gives the text back
+    assert back.replace("'", "") == text.replace("'", "")
+
+
+@pytest.mark.parametrize("separator", [",", ";", "\t", "|"])
+def test_no_cell_starts_a_formula_whatever_the_list_separator(separator):
+    # Given a hostile text that hides a formula after a separator (issue 23: `;`)
+    text = f'trn2{separator}=HYPERLINK("http://x"){separator} @SUM(A1){separator}+1'
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL).writerow([csv_cell(text), "b"])
+    line = out.getvalue()
+    # When a spreadsheet splits the line on that separator, ignoring quotes
+    pieces = [p.strip().strip('"').lstrip() for p in line.split(separator)]
+    # Then no piece starts a formula, and every cell was quoted
+    assert not any(p.startswith(("=", "+", "-", "@")) for p in pieces), pieces
+    assert line.startswith('"') and '","b"' in line
 
 
 def test_formats_and_content_types(example):

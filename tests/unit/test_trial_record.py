@@ -850,3 +850,23 @@ def test_aws_sources_need_hosts_and_say_how_sure_they_are():
         {"TrialId": "t-1", "Host": "node-0"},
         {"TrialId": "t-1", "Host": "node-1"},
     ]
+
+
+def test_a_week_of_per_minute_throughput_keeps_every_kth_period_within_the_records_bound():
+    # Given a 7-day job's throughput, one period a minute (10,080 periods), alternating 90/110
+    from datetime import UTC, datetime, timedelta
+
+    from trncost.metrics.quantities import steady_samples
+    from trncost.model.trial import MAX_THROUGHPUT_SAMPLES
+
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    points = [(start + timedelta(minutes=i), 90.0 if i % 2 else 110.0) for i in range(20_161)]
+    rate = type("Rate", (), {"points": points})()
+    notes: list[str] = []
+    # When its steady samples are taken (no warm-up)
+    kept = steady_samples(rate, WorkUnit.tokens, 0.0, notes)
+    # Then every 3rd period is kept (20,161 / 10,000 → k = 3), the spread of the periods stays
+    # (not pooled away), and a note says so
+    assert len(kept) <= MAX_THROUGHPUT_SAMPLES and len(kept) == 6_721
+    assert {90.0, 110.0} == set(kept)
+    assert any("one in every 3 kept as a sample" in n for n in notes)

@@ -29,7 +29,14 @@ from trncost.model import (
 )
 from trncost.model.requests import RequestFile
 from trncost_client.cli import flags
-from trncost_client.cli.output import SubParsers, fail, money, number, provenance_source
+from trncost_client.cli.output import (
+    SafeConsole,
+    SubParsers,
+    fail,
+    money,
+    number,
+    provenance_source,
+)
 from trncost_client.cli.remote import _add_remote_options
 from trncost_client.requestfile import comparison_request, load_request_file, offline_comparisons
 
@@ -208,7 +215,7 @@ def render_break_even(comparison: Comparison, console: Console) -> None:
 
 def _messages(args: argparse.Namespace, console: Console) -> Console:
     """Where messages go: stderr with --json (stdout holds only the JSON), else `console`."""
-    return Console(stderr=True) if getattr(args, "json", False) else console
+    return SafeConsole(stderr=True) if getattr(args, "json", False) else console
 
 
 def _load(path: str) -> RequestFile:

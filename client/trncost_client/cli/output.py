@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from rich.console import Console
+from rich.segment import Segment
+from rich.text import Text
 
 from trncost import display
 from trncost.model import Provenance
+from trncost.model.common import unprintable
 
 # A command: its parsed arguments and the console to print on → the exit status.
 Command: TypeAlias = Callable[[argparse.Namespace, Console], int]
@@ -66,3 +69,30 @@ def fail(message: str) -> int:
     sys.stderr.write(f"trncost: error: {one_line(message)}\n")
     sys.stderr.flush()
     return 2
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every control character but a line break or tab (ESC, BEL, C1 codes, ...),
+    lone surrogates and bidirectional overrides written as escapes: a name stored by anyone
+    cannot drive the terminal it is printed on (issue 23)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c in "\n\t" or unprintable(c) is None else repr(c)[1:-1].replace("'", "") for c in text
+    )
+
+
+class SafeConsole(Console):
+    """The CLI's console: every text it renders (a printed line, a table cell, a Text) is
+    terminal-safe, whatever a server or a file put in it. Strings are made safe before layout;
+    anything else (a Text built by a command) as its segments are rendered."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(terminal_safe(text), **kwargs)
+
+    def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control is None and not segment.text.isprintable():
+                yield Segment(terminal_safe(segment.text), segment.style)
+            else:
+                yield segment

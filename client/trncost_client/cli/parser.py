@@ -19,7 +19,7 @@ from rich.console import Console
 
 from trncost.errors import TrncostError, format_validation_error
 from trncost_client.cli import actuals, capacity, dlq, offline, remote, serve, trial, writes
-from trncost_client.cli.output import Command, fail, one_line
+from trncost_client.cli.output import Command, SafeConsole, fail, one_line
 
 # The order of `trncost --help`.
 GROUPS = (offline, trial, serve, remote, writes, capacity, actuals, dlq)
@@ -49,8 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _console(args: argparse.Namespace) -> Console:
     """Where a command prints: stdout, or stderr with --json (stdout is the JSON's alone)."""
     if getattr(args, "json", False):
-        return Console(stderr=True, width=160, soft_wrap=True)
-    return Console(width=160) if sys.stdout.isatty() else Console(width=160, soft_wrap=False)
+        return SafeConsole(stderr=True, width=160, soft_wrap=True)
+    if sys.stdout.isatty():
+        return SafeConsole(width=160)
+    return SafeConsole(width=160, soft_wrap=False)
 
 
 def _no_stray_log_lines() -> None:

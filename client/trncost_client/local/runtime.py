@@ -96,6 +96,9 @@ LOCAL_MAX_POLLS = 3600
 MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 
 
+OUTBOX_SWEEP_S = 5.0  # the deployed sweeper runs every minute (stacks/ingest.py)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -203,6 +206,7 @@ class Runtime:
         for name, poller in (("ingest", self.ingest_poller), ("refresh", self.refresh_poller)):
             self._spawn(lambda p=poller: self._poll(p), f"poll-{name}")
         self._spawn(self._actuals_schedule, "actuals-schedule")
+        self._spawn(self._sweep_outbox, "outbox")
         self._write_state()
         return self
 
@@ -286,6 +290,15 @@ class Runtime:
             except Exception:  # keep polling; the message stays in its queue
                 log.exception("poller %s failed", poller.queue_url)
                 self._stop.wait(self.poll_interval_s)
+
+    def _sweep_outbox(self) -> None:
+        """The outbox Lambda, as its schedule would run it (more often: a local run is short)."""
+        context = LocalContext(function_name="trncost-outbox")
+        while not self._stop.wait(OUTBOX_SWEEP_S):
+            try:
+                self.outbox_handler(None, context)
+            except Exception:  # keep sweeping; the events stay in the outbox
+                log.exception("outbox sweep failed")
 
     # -- setup ------------------------------------------------------------------------------
     def _environment(self) -> None:
@@ -388,6 +401,7 @@ class Runtime:
         from trncost_client.local.handlers import load_handler
 
         self.api = load_handler("api")
+        self.outbox_handler = load_handler("outbox").handler
         # moto has no Capacity Block or Training Plan offerings: the constructed examples
         # (basis example, never official) answer POST /estimates/{id}/capacity here
         from trncost_client.local.offerings import example_capacity

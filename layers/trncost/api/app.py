@@ -33,7 +33,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from trncost import __version__, safejson
-from trncost.api import errors
+from trncost.api import errors, idempotency
 from trncost.api.bodies import Health
 from trncost.api.context import serving
 from trncost.api.errors import error
@@ -227,8 +227,14 @@ def handle(event: dict[str, Any], context: Any, services: Wiring) -> dict[str, A
         return _proxy(early)
     try:
         _Routes.include(_Routes.for_path(str(event.get("path") or "")))
-        with serving(services):
-            return app.resolve(event, context)
+
+        def resolve() -> dict[str, Any]:
+            with serving(services):
+                return app.resolve(event, context)
+
+        if not idempotency.applies(event):
+            return resolve()
+        return idempotency.run_once(event, services.idempotency, resolve, _proxy)
     except Exception as exc:  # logged with its trace, answered without it
         return _proxy(errors.unexpected(exc, event))
 

@@ -11,11 +11,12 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from trncost.ids import ID_MAX_LENGTH, ID_PATTERN
 from trncost.wiring import Wiring
 
 Limit = Annotated[int, Query(ge=1, le=100, description="page size")]
 Cursor = Annotated[str | None, Query(description="the next_cursor of the previous page")]
-Id = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")]
+Id = Annotated[str, Path(min_length=1, max_length=ID_MAX_LENGTH, pattern=ID_PATTERN)]
 
 LOCAL_CALLER = "local"  # the caller of a request that API Gateway did not authenticate
 

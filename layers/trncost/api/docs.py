@@ -271,9 +271,18 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     ("get", "/trials/{trial_id}"): Operation(
         "Read a trial",
-        "The trial record: what it measured, where, and each figure's source.",
-        {404: "no trial with this id", 422: BAD_PATH},
+        "The trial record: what it measured, where, and each figure's source. Trial ids are "
+        "per workload: with `workload_id`, that workload's trial; without, the id's first "
+        "record (a later trial of the same id in another workload never takes its place).",
+        {404: "no trial with this id (in this workload)", 422: BAD_PATH},
         params={"trial_id": "trn2-fit-01"},
+    ),
+    ("get", "/workloads/{workload_id}/trials/{trial_id}"): Operation(
+        "Read a workload's trial",
+        "The trial record of this id in this workload: what it measured, where, and each "
+        "figure's source.",
+        {404: "no trial with this id in this workload", 422: BAD_PATH},
+        params=_wl(trial_id="trn2-fit-01"),
     ),
     ("get", "/ingest/rejected"): Operation(
         "List rejected ingests",

@@ -144,6 +144,10 @@ def plan_view(state: PlanState, execution_status: str | None = None) -> TrialPla
     responses={
         200: {"description": "the same plan was submitted before: nothing new started"},
         201: {"description": "stored and started"},
+        202: {
+            "description": "stored, not started: Step Functions refused the start (the plan "
+            "says why, status not_started); the same request again starts it"
+        },
     },
 )
 def create_trial_plan(workload_id: Id, request: TrialPlanRequest) -> tuple[TrialPlanView, int]:
@@ -155,7 +159,9 @@ def create_trial_plan(workload_id: Id, request: TrialPlanRequest) -> tuple[Trial
         named_workload=request.workload_id,
         created_by=caller(routes),
     )
-    return plan_view(state), 201 if created else 200
+    if not created:
+        return plan_view(state), 200
+    return plan_view(state), 201 if state.execution_arn else 202
 
 
 @routes.get("/trial-plans/<plan_id>", tags=["trial plans"])

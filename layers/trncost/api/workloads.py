@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
 from trncost.api.context import Cursor, Id, Limit, caller, router, services
 from trncost.api.schemas import (
     LogFileView,
@@ -11,11 +15,23 @@ from trncost.api.schemas import (
     TrialView,
     WorkloadView,
 )
+from trncost.ids import ID_MAX_LENGTH, ID_PATTERN
 from trncost.model import TrialRun, Workload
 from trncost.model.requests import TrialLogImport
 from trncost.services.trial_logs import TrialFacts
 
 routes = router()
+# A trial id is unique within its workload: name the workload to read that workload's trial
+# (without it, the id's first record, whichever workload recorded it first).
+WorkloadQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=ID_MAX_LENGTH,
+        pattern=ID_PATTERN,
+        description="the trial's workload (trial ids are per workload)",
+    ),
+]
 
 
 # -- workloads --------------------------------------------------------------------------------
@@ -104,8 +120,13 @@ def list_trials(workload_id: Id, limit: Limit = 50, cursor: Cursor = None) -> Pa
 
 
 @routes.get("/trials/<trial_id>", tags=["trials"])
-def get_trial(trial_id: Id) -> TrialView:
-    return TrialView(trial=services().trials.trial(trial_id))
+def get_trial(trial_id: Id, workload_id: WorkloadQuery = None) -> TrialView:
+    return TrialView(trial=services().trials.trial(trial_id, workload_id))
+
+
+@routes.get("/workloads/<workload_id>/trials/<trial_id>", tags=["trials"])
+def get_workload_trial(workload_id: Id, trial_id: Id) -> TrialView:
+    return TrialView(trial=services().trials.trial(trial_id, workload_id))
 
 
 # -- ingest -----------------------------------------------------------------------------------

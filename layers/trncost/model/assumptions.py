@@ -20,7 +20,15 @@ from trncost.model.bounds import (
     PositiveSeconds,
     Seconds,
 )
-from trncost.model.common import DomainModel, Fraction, InstanceType, Region
+from trncost.model.common import (
+    MAX_TEXT_ITEMS,
+    DomainModel,
+    Fraction,
+    InstanceType,
+    Name,
+    Note,
+    Region,
+)
 from trncost.model.price import PriceOverride
 
 T = TypeVar("T")
@@ -30,7 +38,7 @@ class Assumed(DomainModel, Generic[T]):
     """A stated value with an optional note. A bare value is accepted as shorthand."""
 
     value: T
-    note: str | None = None
+    note: Note | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -62,7 +70,7 @@ class DataPreparation(DomainModel):
     instance_type: InstanceType
     instance_hours: Hours
     region: Region | None = Field(default=None, description="defaults to the candidate's region")
-    note: str | None = None
+    note: Note | None = None
 
 
 class FleetFailurePrior(DomainModel):
@@ -77,7 +85,7 @@ class FleetFailurePrior(DomainModel):
         allow_inf_nan=False,
         description="accelerator-hours they were counted over",
     )
-    source: str = Field(min_length=1, description="where the figures come from")
+    source: Name = Field(description="where the figures come from")
     shape: float | None = Field(
         default=None,
         gt=0,
@@ -86,7 +94,7 @@ class FleetFailurePrior(DomainModel):
         description="prior strength (Gamma shape, about that many failures of evidence); "
         "default: the published prior's",
     )
-    note: str | None = None
+    note: Note | None = None
 
 
 class Assumptions(DomainModel):
@@ -113,7 +121,7 @@ class Assumptions(DomainModel):
     data_preparation: DataPreparation | None = None
     engineering_hours: Assumed[Hours] | None = None
     engineering_hourly_usd: Assumed[HourlyUsd] | None = None
-    price_overrides: list[PriceOverride] = Field(default_factory=list)
+    price_overrides: list[PriceOverride] = Field(default_factory=list, max_length=MAX_TEXT_ITEMS)
     pool_mismatched_trials: bool = Field(
         default=False,
         description="pool trials of another dataset, code version or timing scope than the "

@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from trncost.model.common import DomainModel
+from trncost.model.common import DomainModel, Note
 
 
 class PriceBasis(StrEnum):
@@ -104,7 +104,7 @@ class SavedFileOrigin(DomainModel):
     sha256: str = Field(min_length=64, max_length=64)
     supplied_by: str = Field(description="the caller's IAM ARN behind API Gateway; 'local' locally")
     supplied_at: str
-    note: str | None = None
+    note: Note | None = None
 
 
 class ExampleOrigin(DomainModel):
@@ -113,7 +113,7 @@ class ExampleOrigin(DomainModel):
     basis: Literal["example"] = "example"
     file: str
     sha256: str | None = None
-    note: str | None = None
+    note: Note | None = None
 
 
 PriceOrigin = Annotated[

@@ -41,7 +41,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 MAX_WORK = 1e18
 MAX_PARAMETERS = 1e15
@@ -66,24 +67,40 @@ MAX_HELD_HOURS = 1e8
 
 # -- the field types ------------------------------------------------------------------------------
 # Money (Decimal, never NaN or infinite) and physical quantities (float, finite), each bounded.
+# A quantity is a JSON number: `true` or `"5"` is refused (issue 23: pydantic's lax mode took
+# them as 1 and 5, and hostile trial records were stored), as NaN and infinities are.
+
+
+def a_number(value: object) -> object:
+    """`value` unchanged unless it is a boolean or text standing in for a number."""
+    if isinstance(value, bool | str | bytes):
+        raise PydanticCustomError(
+            "number_type",
+            "Input should be a valid number, not {kind}",
+            {"kind": "a boolean" if isinstance(value, bool) else "text"},
+        )
+    return value
+
+
+Numeric = BeforeValidator(a_number)
 RateUsd = Annotated[Decimal, Field(ge=0, le=MAX_RATE_USD, allow_inf_nan=False)]
 HourlyUsd = Annotated[Decimal, Field(ge=0, le=MAX_HOURLY_USD, allow_inf_nan=False)]
 PositiveHourlyUsd = Annotated[Decimal, Field(gt=0, le=MAX_HOURLY_USD, allow_inf_nan=False)]
 Usd = Annotated[Decimal, Field(ge=0, le=MAX_USD, allow_inf_nan=False)]
 TierQuantity = Annotated[Decimal, Field(ge=0, le=MAX_TIER_QUANTITY, allow_inf_nan=False)]
-WorkAmount = Annotated[float, Field(ge=0, le=MAX_WORK, allow_inf_nan=False)]
-PositiveWorkAmount = Annotated[float, Field(gt=0, le=MAX_WORK, allow_inf_nan=False)]
-Parameters = Annotated[float, Field(gt=0, le=MAX_PARAMETERS, allow_inf_nan=False)]
-PerUnit = Annotated[float, Field(gt=0, le=MAX_PER_UNIT, allow_inf_nan=False)]
-Throughput = Annotated[float, Field(gt=0, le=MAX_THROUGHPUT, allow_inf_nan=False)]
-Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
-PositiveSeconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
-InstanceSeconds = Annotated[float, Field(gt=0, le=MAX_INSTANCE_S, allow_inf_nan=False)]
-Hours = Annotated[float, Field(ge=0, le=MAX_HOURS, allow_inf_nan=False)]
-PositiveHours = Annotated[float, Field(gt=0, le=MAX_HOURS, allow_inf_nan=False)]
-Months = Annotated[float, Field(ge=0, le=MAX_MONTHS, allow_inf_nan=False)]
-Gigabytes = Annotated[float, Field(ge=0, le=MAX_GB, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
-PositiveCount = Annotated[int, Field(ge=1, le=MAX_COUNT)]
-FailureRate = Annotated[float, Field(ge=0, le=MAX_FAILURE_RATE, allow_inf_nan=False)]
-MetricValue = Annotated[float, Field(ge=-MAX_METRIC, le=MAX_METRIC, allow_inf_nan=False)]
+WorkAmount = Annotated[float, Numeric, Field(ge=0, le=MAX_WORK, allow_inf_nan=False)]
+PositiveWorkAmount = Annotated[float, Numeric, Field(gt=0, le=MAX_WORK, allow_inf_nan=False)]
+Parameters = Annotated[float, Numeric, Field(gt=0, le=MAX_PARAMETERS, allow_inf_nan=False)]
+PerUnit = Annotated[float, Numeric, Field(gt=0, le=MAX_PER_UNIT, allow_inf_nan=False)]
+Throughput = Annotated[float, Numeric, Field(gt=0, le=MAX_THROUGHPUT, allow_inf_nan=False)]
+Seconds = Annotated[float, Numeric, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+PositiveSeconds = Annotated[float, Numeric, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
+InstanceSeconds = Annotated[float, Numeric, Field(gt=0, le=MAX_INSTANCE_S, allow_inf_nan=False)]
+Hours = Annotated[float, Numeric, Field(ge=0, le=MAX_HOURS, allow_inf_nan=False)]
+PositiveHours = Annotated[float, Numeric, Field(gt=0, le=MAX_HOURS, allow_inf_nan=False)]
+Months = Annotated[float, Numeric, Field(ge=0, le=MAX_MONTHS, allow_inf_nan=False)]
+Gigabytes = Annotated[float, Numeric, Field(ge=0, le=MAX_GB, allow_inf_nan=False)]
+Count = Annotated[int, Numeric, Field(ge=0, le=MAX_COUNT)]
+PositiveCount = Annotated[int, Numeric, Field(ge=1, le=MAX_COUNT)]
+FailureRate = Annotated[float, Numeric, Field(ge=0, le=MAX_FAILURE_RATE, allow_inf_nan=False)]
+MetricValue = Annotated[float, Numeric, Field(ge=-MAX_METRIC, le=MAX_METRIC, allow_inf_nan=False)]

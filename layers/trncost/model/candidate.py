@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
-from trncost.model.bounds import MAX_COUNT
+from trncost.model.bounds import MAX_COUNT, Numeric
 from trncost.model.common import DomainModel, InstanceType, Name, Region
 
 
@@ -39,12 +39,12 @@ class Parallelism(DomainModel):
     pipeline: int = Field(default=1, ge=1, le=MAX_COUNT)
     data: int | None = Field(default=None, ge=1, le=MAX_COUNT)
     expert: int = Field(default=1, ge=1, le=MAX_COUNT)
-    sequence: bool = False
+    sequence: StrictBool = False
 
 
 class Candidate(DomainModel):
     instance_type: InstanceType
-    instance_count: int = Field(ge=1, le=100_000)
+    instance_count: Annotated[int, Numeric] = Field(ge=1, le=100_000)
     region: Region
     purchase_option: PurchaseOption = PurchaseOption.on_demand
     platform: Platform = Platform.ec2

@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from trncost.model.basis import PriceBasis, PriceOrigin, basis_of_source
 from trncost.model.bounds import PositiveCount, PositiveHours, RateUsd, TierQuantity
 from trncost.model.candidate import Platform, PurchaseOption
-from trncost.model.common import DomainModel, Identifier, Name, Region
+from trncost.model.common import DomainModel, Identifier, Name, Note, Region
 from trncost.model.provenance import OfficialPrice, Pending
 
 
@@ -314,7 +314,7 @@ class PriceSnapshot(DomainModel):
     quotes: list[PriceQuote] = Field(default_factory=list)
     rejected: list[Rejection] = Field(default_factory=list)
     unmatched: list[Unmatched] = Field(default_factory=list)
-    note: str | None = None
+    note: Note | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -338,6 +338,17 @@ class PriceSnapshot(DomainModel):
                 return quote
         published = self.publication_dates.get(key.service.value)
         as_of = f" as of {published}" if published else ""
+        refused = next((r for r in self.rejected if r.key == str(key)), None)
+        if refused is not None:
+            return PriceQuote(
+                key=key,
+                status="pending",
+                snapshot_id=self.snapshot_id,
+                source=self.source,
+                basis=self.basis,
+                pending_reason=f"the quote for {key} in snapshot {self.snapshot_id} was "
+                f"rejected: {refused.reason}",
+            )
         return PriceQuote(
             key=key,
             status="pending",
@@ -362,7 +373,7 @@ class PriceOverride(DomainModel):
     key: PriceKey
     usd: RateUsd
     unit: Name = Field(description="Hrs | GB-Mo | GB | Metrics, or instance-hour | GB-month | ...")
-    note: str | None = None
+    note: Note | None = None
 
     @model_validator(mode="before")
     @classmethod

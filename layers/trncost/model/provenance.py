@@ -5,10 +5,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from trncost.model.basis import PriceBasis, PriceOrigin, basis_of_source
 from trncost.model.common import DomainModel
+
+# A name, id or path a trial figure was read from: bounded (a CloudWatch Logs group and stream
+# together are at most 1,024 characters).
+Text = Annotated[str, StringConstraints(max_length=2048)]
 
 
 class ProvenanceKind(StrEnum):
@@ -61,10 +65,10 @@ class MeasuredIn(DomainModel):
     metrics, or the job's own description (SageMaker DescribeTrainingJob, the job event)."""
 
     source: Literal["log", "agent_metrics", "training_job", "job_event"]
-    file: str | None = Field(
+    file: Text | None = Field(
         default=None, description="the log file, CloudWatch Logs group/stream, or namespace"
     )
-    format: str | None = Field(default=None, description="log format, or the metric read")
+    format: Text | None = Field(default=None, description="log format, or the metric read")
     lines: list[LineRange] = Field(
         default_factory=list,
         max_length=MAX_LINE_RANGES,
@@ -77,10 +81,10 @@ class TrialMeasurement(DomainModel):
     """A figure measured in one or more trial runs."""
 
     kind: Literal["trial_measurement"] = "trial_measurement"
-    trial_ids: list[str] = Field(min_length=1)
-    metric: str
-    code_versions: list[str] = Field(default_factory=list)
-    dataset_ids: list[str] = Field(default_factory=list)
+    trial_ids: list[Text] = Field(min_length=1)
+    metric: Text
+    code_versions: list[Text] = Field(default_factory=list)
+    dataset_ids: list[Text] = Field(default_factory=list)
     measured_in: list[MeasuredIn] = Field(
         default_factory=list, description="where it was read (empty: not said)"
     )

@@ -25,7 +25,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from trncost.model.analysis import Credits
 from trncost.model.assumptions import Assumptions, PartialAssumptions
 from trncost.model.candidate import Candidate, Parallelism, Precision
-from trncost.model.common import Identifier, InstanceType, Name, PositiveFloat, Region
+from trncost.model.common import (
+    MAX_TEXT_ITEMS,
+    Identifier,
+    InstanceType,
+    Label,
+    Name,
+    Note,
+    PositiveFloat,
+    Region,
+)
 from trncost.model.price import PriceSnapshot
 from trncost.model.trial import Phase, TimingScope, TrialRun, TrialStatus
 from trncost.model.workload import Workload
@@ -45,7 +54,7 @@ class EstimateRequest(Request):
 
     candidate: Candidate
     assumptions: Assumptions = Field(default_factory=Assumptions)
-    snapshot_id: str | None = Field(
+    snapshot_id: Identifier | None = Field(
         default=None, description="pin a price snapshot; omitted: follow the latest"
     )
 
@@ -57,8 +66,10 @@ class CandidatePlan(Request):
         description="this candidate's own assumptions: each key it names replaces the shared "
         "one, the others stay shared (pair checks see the merged set); omitted: the shared ones",
     )
-    limited_features: list[str] = Field(
-        default_factory=list, description="key features the team found limited on it"
+    limited_features: list[Label] = Field(
+        default_factory=list,
+        max_length=MAX_TEXT_ITEMS,
+        description="key features the team found limited on it",
     )
 
 
@@ -70,7 +81,7 @@ class ComparisonRequest(Request):
         default_factory=PartialAssumptions,
         description="shared by every candidate; a candidate's own keys replace them one by one",
     )
-    snapshot_id: str | None = Field(default=None, description="omitted: the latest snapshot")
+    snapshot_id: Identifier | None = Field(default=None, description="omitted: the latest snapshot")
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
     samples: int = Field(default=20_000, ge=1_000, le=100_000)
     credits: Credits | None = None
@@ -92,7 +103,7 @@ class RequestFile(Request):
 
 
 class LogFile(Request):
-    name: str = Field(default="log", min_length=1, max_length=256, description="file name")
+    name: Label = Field(default="log", description="file name")
     text: str = Field(description="the log's text (training stdout, trainer_state.json, ...)")
 
 
@@ -111,7 +122,7 @@ class TrialLogImport(Request):
     instance_type: InstanceType
     instance_count: int = Field(ge=1, le=100_000)
     region: Region = Field(default="us-east-1", description="where the trial ran")
-    format: str = Field(default="auto", description="auto, or one log format's name")
+    format: Label = Field(default="auto", description="auto, or one log format's name")
     trial_id: Identifier | None = Field(
         default=None, description="omitted: derived from the logs (the same logs, the same id)"
     )
@@ -124,8 +135,8 @@ class TrialLogImport(Request):
     seq_length: PositiveFloat | None = Field(
         default=None, description="tokens per sample, when the log does not say"
     )
-    code_version: str | None = Field(default=None, max_length=256)
-    dataset_id: str | None = Field(default=None, max_length=256)
+    code_version: Name | None = None
+    dataset_id: Name | None = None
     timing_scope: TimingScope | None = None
     precision: Precision | None = Field(
         default=None, description="the matrix-math precision the trial ran at (the MFU check's)"
@@ -157,7 +168,7 @@ class SnapshotRequest(Request):
         description="a GetProducts response, a list of items or a bulk offer file; "
         "omitted: query the Price List API live",
     )
-    note: str | None = Field(default=None, max_length=500)
+    note: Note | None = Field(default=None, max_length=500)
     publish: bool = Field(
         default=False,
         description="make the uploaded file the latest prices (estimates that follow latest "

@@ -6,7 +6,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from trncost.model.bounds import (
     Count,
@@ -18,7 +18,15 @@ from trncost.model.bounds import (
     WorkAmount,
 )
 from trncost.model.candidate import Candidate
-from trncost.model.common import DomainModel, Fraction, Identifier, Name
+from trncost.model.common import (
+    MAX_TEXT_ITEMS,
+    DomainModel,
+    Fraction,
+    Identifier,
+    Label,
+    Name,
+    Note,
+)
 from trncost.model.provenance import TrialMeasurement
 from trncost.model.workload import TimingScope, WorkUnit
 
@@ -35,6 +43,9 @@ __all__ = [
     "WallTime",
     "Work",
 ]
+
+
+MAX_THROUGHPUT_SAMPLES = 10_000
 
 
 class Phase(StrEnum):
@@ -54,7 +65,7 @@ class WallTime(DomainModel):
     """End-to-end wall time, split. None means not measured (never 0 by default)."""
 
     compile_s: Seconds | None = None
-    compile_cache_hit: bool | None = None
+    compile_cache_hit: StrictBool | None = None
     warmup_s: Seconds | None = None
     steady_s: Seconds
     data_wait_s: Seconds | None = None
@@ -119,19 +130,19 @@ class Reliability(DomainModel):
     )
     reruns: Count = Field(default=0, description="whole reruns of this trial")
     rerun_s: Seconds = Field(default=0.0, description="wall seconds spent in reruns")
-    unsupported_ops: list[str] = Field(default_factory=list)
+    unsupported_ops: list[Label] = Field(default_factory=list, max_length=MAX_TEXT_ITEMS)
 
 
 class Checkpointing(DomainModel):
     saves: Count = 0
     size_gb: Gigabytes | None = None
-    restore_verified: bool | None = None
+    restore_verified: StrictBool | None = None
 
 
 class QualityResult(DomainModel):
     metric: Name
     value: MetricValue
-    loss_finite: bool | None = Field(
+    loss_finite: StrictBool | None = Field(
         default=True, description="the loss stayed finite (None: it was not checked)"
     )
 
@@ -158,7 +169,9 @@ class TrialRun(DomainModel):
     work: Work
     wall: WallTime
     steady_throughput_samples: list[Throughput] = Field(
-        default_factory=list, description="work units per second at the trial's instance count"
+        default_factory=list,
+        max_length=MAX_THROUGHPUT_SAMPLES,
+        description="work units per second at the trial's instance count",
     )
     utilization: Utilization = Field(default_factory=Utilization)
     reliability: Reliability = Field(default_factory=Reliability)
@@ -169,14 +182,17 @@ class TrialRun(DomainModel):
     dataset_id: Name
     framework_version: Name | None = None
     neuron_sdk_version: Name | None = None
-    notes: list[str] = Field(
-        default_factory=list, description="what was not measured, and how the record coped"
+    notes: list[Note] = Field(
+        default_factory=list,
+        max_length=MAX_TEXT_ITEMS,
+        description="what was not measured, and how the record coped",
     )
     billed_instance_seconds: InstanceSeconds | None = Field(
         default=None, description="as billed (e.g. SageMaker BillableTimeInSeconds × InstanceCount)"
     )
-    provenance: dict[str, TrialMeasurement] = Field(
+    provenance: dict[Label, TrialMeasurement] = Field(
         default_factory=dict,
+        max_length=MAX_TEXT_ITEMS,
         description="where each measured figure was read, by its dotted field name (e.g. "
         "work.done, wall.compile_s); a figure not listed was not measured, or comes from the "
         "record's rules (see the notes)",

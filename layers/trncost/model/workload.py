@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from trncost.model.bounds import Gigabytes, MetricValue, Parameters, PerUnit, PositiveWorkAmount
 from trncost.model.common import DomainModel, Identifier, Name
@@ -20,10 +20,10 @@ class WorkUnit(StrEnum):
 class TimingScope(DomainModel):
     """What a trial's clock includes. Two trials compare only if these match."""
 
-    compile: bool
-    data_loading: bool
-    checkpoints: bool
-    evaluation: bool
+    compile: StrictBool
+    data_loading: StrictBool
+    checkpoints: StrictBool
+    evaluation: StrictBool
 
     def differences(self, other: TimingScope) -> list[str]:
         return [f for f in type(self).model_fields if getattr(self, f) != getattr(other, f)]

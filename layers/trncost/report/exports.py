@@ -7,8 +7,10 @@ never 0); CSV also carries each line's exact amount (`amount_usd`, the engine's 
 CSV is one table (RFC 4180, a header row): a `table` column says whether a row is a
 `line_item` or an `input`; for a line item `value` is its quantity. A cell that a spreadsheet
 would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is
-prefixed with `'`. Markdown escapes pipes, backslashes and `<` in cells and keeps each cell on
-one line.
+prefixed with `'`, and so is any such start after a list separator inside a cell (`,` `;` tab
+`|`), and every cell is quoted (OWASP's CSV injection guidance): a spreadsheet whose list
+separator is `;` (or a tool that splits on it) finds no formula either. Markdown escapes
+pipes, backslashes and `<` in cells and keeps each cell on one line.
 
 Each line carries its price basis (official, saved_file, example, assumed) and whether it is
 cloud (what AWS bills) or labour (assumed engineering time); each price row of the input
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Sequence
 
 from trncost.display import input_value, number, rate, usd
@@ -46,6 +49,8 @@ LINE_COLUMNS = ("component", "item", "quantity", "unit", "rate", "amount", "pric
                 "provenance", "source")  # fmt: skip
 INPUT_COLUMNS = ("id", "label", "value", "unit", "provenance", "price basis", "source")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+LIST_SEPARATORS = ",;\t|"  # what a spreadsheet may split a line on, by locale or choice
+_AFTER_SEPARATOR = re.compile(r"([,;\t|][ \t\r]*)(?=[=+\-@])")
 
 
 # -- plain text ---------------------------------------------------------------------------------
@@ -128,8 +133,10 @@ def total_text(est: Estimate) -> str:
 
 # -- CSV ----------------------------------------------------------------------------------------
 def csv_cell(value: object) -> str:
-    """A cell no spreadsheet runs as a formula: `'` before a leading = + - @ tab or CR."""
+    """A cell no spreadsheet runs as a formula, whatever its list separator: `'` before a
+    leading = + - @ tab or CR, and before one that follows a separator inside the cell."""
     text = "" if value is None else str(value)
+    text = _AFTER_SEPARATOR.sub(r"\1'", text)
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
@@ -147,8 +154,8 @@ def _csv_rows(candidate: str, est: Estimate) -> Iterable[list[str]]:
 
 def _csv(estimates: Sequence[tuple[str, Estimate]]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
+    csv.writer(out, lineterminator="\r\n").writerow(CSV_COLUMNS)  # plain names, as ever
+    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
     for candidate, est in estimates:
         for row in _csv_rows(candidate, est):
             writer.writerow([csv_cell(c) for c in row])

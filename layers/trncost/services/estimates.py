@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the report is imported on first use, not at cold start
     from trncost.model.capacity import CapacityPlan
     from trncost.report.break_even import Alternative
     from trncost.report.render import Rendered
+    from trncost.store.outbox import OutboxEvent
 
 log = logging.getLogger(__name__)
 __all__ = [
@@ -181,8 +182,11 @@ class EstimateService:
         self.actuals = actuals
         # the capacity last quoted for a version, for its report (trncost.services.capacity)
         self.capacity = capacity
-        # "Estimate Decision Changed" when a refreshed version decides otherwise (None: quiet)
-        self.publisher = publisher
+        # "Estimate Decision Changed" when a refreshed version decides otherwise, written with
+        # the version in the outbox (None: no bus, nothing announced)
+        from trncost.services.outbox import Outbox
+
+        self.outbox = Outbox.beside(records, publisher)
 
     # -- reading ----------------------------------------------------------------------------
     def version(self, estimate_id: str, version: int | None = None) -> EstimateVersion:
@@ -356,20 +360,22 @@ class EstimateService:
         )
         inp = self._input(definition)
         result = estimate(inp)  # raises MissingEvidence / DomainError before anything is stored
-        self.records.put_estimate_definition(definition)
         extras = estimate_extras(inp, result)
-        return self.records.add_version(
-            definition.estimate_id,
-            result,
-            self.clock().isoformat(),
-            "created",
-            fingerprint(inp, definition),
-            known_latest=0,  # a new estimate: no version to look up
+        first = EstimateVersion(
+            estimate_id=definition.estimate_id,
+            version=1,
+            created_at=self.clock().isoformat(),
+            reason="created",
+            fingerprint=fingerprint(inp, definition),
+            estimate=result,
             created_by=created_by,
-            estimate_range=extras.range,
+            range=extras.range,
             checkpoint=extras.checkpoint,
             decision=extras.decision,
         )
+        # the definition and its first version together: never one without the other
+        self.records.put_estimate(definition, first)
+        return first
 
     def recompute(
         self, definition: EstimateDefinition, reason: str, attempts: int = 10
@@ -413,22 +419,31 @@ class EstimateService:
                 checkpoint=extras.checkpoint,
                 decision=extras.decision,
             )
-            if self.records.put_version(version):
-                if latest is not None:
-                    self._announce(definition, latest, version)
+            events = self._announcement(definition, latest, version)
+            if self.records.put_version(version, events):
+                if events and self.outbox is not None:
+                    self.outbox.deliver(events)  # never raises: the sweeper sends the rest
                 return Refreshed(eid, version.version, reason)
         raise RuntimeError(f"estimate {eid}: versions kept changing under {attempts} refreshes")
 
-    def _announce(
-        self, definition: EstimateDefinition, before: EstimateVersion, after: EstimateVersion
-    ) -> None:
+    def _announcement(
+        self,
+        definition: EstimateDefinition,
+        before: EstimateVersion | None,
+        after: EstimateVersion,
+    ) -> list[OutboxEvent]:
         """'Estimate Decision Changed' with before/after, when the new version's own decision
-        (action or reason codes) differs from the one before (trncost.services.readiness)."""
+        (action or reason codes) differs from the one before, or its total became known
+        (trncost.services.readiness): the outbox event written with the version."""
         from trncost.services.readiness import decision_change
 
+        if before is None or self.outbox is None:
+            return []
         detail = decision_change(definition, before, after)
-        if detail is not None and self.publisher is not None:
-            self.publisher.publish(DetailType.estimate_decision_changed, detail)
+        if detail is None:
+            return []
+        subject = f"{definition.estimate_id}\n{after.version}"
+        return [self.outbox.event(DetailType.estimate_decision_changed, subject, detail)]
 
     # -- isolated refreshes --------------------------------------------------------------------
     def _failed(self, estimate_id: str, trigger: str, why: str) -> Refreshed:

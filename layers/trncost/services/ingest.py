@@ -132,7 +132,7 @@ class IngestService:
         self.clock = clock
         self.lease_s = lease_s
         # the one way a trial record is written and announced ("Trial Recorded")
-        self.trials = trials or TrialService(records, clock, publisher)
+        self.trials = trials or TrialService(records, clock, publisher=publisher)
         # a SageMaker job tagged with an estimate: its billable time, the first actual
         self.actuals = actuals
 

@@ -62,7 +62,9 @@ from trncost.pricing.client import CapacityBlockClient, PriceListClient
 from trncost.pricing.matching import explain, match
 from trncost.pricing.parser import Product, items_from_saved_file, parse_item
 from trncost.pricing.quotes import build_quote
+from trncost.services.outbox import Outbox
 from trncost.settings import ACCEPT_UPLOADS_ENV, CATALOG_ENV, LIVE_PRICES_ENV
+from trncost.store.outbox import OutboxEvent
 from trncost.store.prices import PriceStore
 
 __all__ = [
@@ -240,6 +242,15 @@ def snapshot_from_saved(
     return _from_file(data, catalog, now, origin, note)
 
 
+def _diff_from(previous: PriceSnapshot | None, snapshot: PriceSnapshot) -> SnapshotDiff:
+    """What changed from `previous` (None: the first snapshot, every key is new)."""
+    if previous is None:
+        previous = PriceSnapshot(
+            snapshot_id="none", taken_at="", source=snapshot.source, basis=snapshot.basis
+        )
+    return diff_snapshots(previous, snapshot)
+
+
 class SnapshotService:
     def __init__(
         self,
@@ -258,6 +269,8 @@ class SnapshotService:
         self.capacity_blocks = capacity_blocks or (lambda region: CapacityBlockClient(region))
         self.publisher = publisher
         self.clock = clock
+        # "Price Snapshot Taken" goes through the outbox in the prices' table (None: no bus)
+        self.outbox = Outbox.beside(store, publisher, clock)
         self.catalog = catalog  # what the deployment prices (requested snapshots)
         self.live_prices = live_prices  # may a request query the Price List API
         self.accept_uploads = accept_uploads  # may an upload become latest (when it asks)
@@ -440,16 +453,54 @@ class SnapshotService:
         self, snapshot: PriceSnapshot, taken_by: str | None = None, *, publish: bool = True
     ) -> SnapshotResult:
         """Store the snapshot whole, then (when `publish`) move "latest" and announce what
-        changed. Unpublished, it is stored, listed and usable by its id, and nothing else
-        happens."""
-        self.store.put_snapshot(snapshot, taken_by)
+        changed: the pointer and the "Price Snapshot Taken" event are one transaction (the
+        outbox), and the event is published right away, best effort (the outbox sweeper sends
+        it if EventBridge is down: the snapshot is latest and the call succeeds either way).
+        Unpublished, it is stored, listed and usable by its id, and nothing else happens."""
         if not publish:
-            pointer = self.store.latest_pointer()
+            self.store.put_snapshot(snapshot, taken_by)
+            try:  # stored: the answer says what is latest if DynamoDB tells
+                pointer = self.store.latest_pointer()
+            except Exception as exc:
+                if not aws.is_aws_error(exc):
+                    raise
+                pointer = None
             current = pointer["snapshot_id"] if pointer else None
             log.info("snapshot %s stored, not published as latest", snapshot.snapshot_id)
             publication = Publication(False, current, current or snapshot.snapshot_id)
             return SnapshotResult(snapshot, publication, None, None, taken_by)
-        publication = self.store.publish_latest(snapshot)
+        moved: dict[str, Any] = {}
+        events: list[OutboxEvent] = []
+
+        def announce(previous_id: str | None) -> list[OutboxEvent]:
+            # read and compared before the pointer moves: nothing after the commit can fail
+            previous = self.store.get_snapshot(previous_id) if previous_id else None
+            moved["diff"] = _diff_from(previous, snapshot)
+            events.clear()
+            if self.outbox is None:
+                return events
+            keys = moved["diff"].changed_keys
+            events.append(
+                self.outbox.event(
+                    DetailType.price_snapshot_taken,
+                    snapshot.snapshot_id,
+                    {
+                        "snapshot_id": snapshot.snapshot_id,
+                        "previous_snapshot_id": previous_id,
+                        "taken_at": snapshot.taken_at,
+                        "source": snapshot.source,
+                        "basis": snapshot.basis.value,
+                        "changed_keys": keys[:MAX_KEYS_IN_EVENT],
+                        "changed_keys_truncated": len(keys) > MAX_KEYS_IN_EVENT,
+                        "pending_keys": sorted(str(q.key) for q in snapshot.quotes if q.is_pending),
+                    },
+                )
+            )
+            return events
+
+        # listed and latest together: an upload that fails before this leaves nothing listed
+        meta = self.store.put_snapshot_parts(snapshot, taken_by)
+        publication = self.store.publish_latest(snapshot, events=announce, meta=meta)
         if not publication.published:
             log.info(
                 "snapshot %s stored; %s is newer and stays latest",
@@ -457,38 +508,11 @@ class SnapshotService:
                 publication.latest_id,
             )
             return SnapshotResult(snapshot, publication, None, None, taken_by)
-        previous_id = publication.previous_id
-        previous = self.store.get_snapshot(previous_id) if previous_id else None
-        diff = (
-            diff_snapshots(previous, snapshot)
-            if previous
-            else diff_snapshots(
-                PriceSnapshot(
-                    snapshot_id="none",
-                    taken_at="",
-                    source=snapshot.source,
-                    basis=snapshot.basis,
-                ),
-                snapshot,
-            )
-        )
         event_id = None
-        if self.publisher is not None:
-            keys = diff.changed_keys
-            event_id = self.publisher.publish(
-                DetailType.price_snapshot_taken,
-                {
-                    "snapshot_id": snapshot.snapshot_id,
-                    "previous_snapshot_id": previous_id,
-                    "taken_at": snapshot.taken_at,
-                    "source": snapshot.source,
-                    "basis": snapshot.basis.value,
-                    "changed_keys": keys[:MAX_KEYS_IN_EVENT],
-                    "changed_keys_truncated": len(keys) > MAX_KEYS_IN_EVENT,
-                    "pending_keys": sorted(str(q.key) for q in snapshot.quotes if q.is_pending),
-                },
-            )
-        return SnapshotResult(snapshot, publication, diff, event_id, taken_by)
+        if self.outbox is not None and events:
+            self.outbox.deliver(events)  # never raises: the sweeper sends what is left
+            event_id = events[0].event_id
+        return SnapshotResult(snapshot, publication, moved["diff"], event_id, taken_by)
 
     def take(self, catalog: Catalog, taken_by: str | None = None) -> SnapshotResult:
         """A live snapshot (basis official): stored, and latest unless a newer one is."""

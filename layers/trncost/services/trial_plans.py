@@ -109,11 +109,13 @@ class TrialPlanService:
         self._within_limits(plan)
         self._check_local(plan)
         self._check_region(plan)
-        if self.plans.create(plan, self.clock().isoformat(), created_by):
-            self._start(plan)
-            state = self.plans.get(plan_id)
-            assert state is not None
-            return state, True
+        at = self.clock().isoformat()
+        if self.plans.create(plan, at, created_by):
+            # stored: from here nothing answers failure (issue 23). A start Step Functions
+            # refuses leaves the plan not_started, with the reason; the same request again
+            # starts it (the execution is named after the plan: never twice).
+            arn = self._start_stored(plan)
+            return self._read_back(plan, at, created_by, arn), True
         existing = self.plans.get(plan_id)
         if existing is None:  # pragma: no cover - written a moment ago
             raise Unavailable(f"trial plan {plan_id} could not be read back")
@@ -141,6 +143,15 @@ class TrialPlanService:
                 f" {hours * 60} ({hours} h, trial_plans.max_run_hours)"
             )
             fields.append("max_run_minutes")
+        most = self.limits.max_runs
+        runs = len(plan.schedule_specs())
+        if most is not None and runs > most:
+            problems.append(
+                f"candidates: the plan schedules {runs} runs (candidates × fit, baseline repeats"
+                f" and target counts); this stage runs at most {most} per plan"
+                " (trial_plans.max_runs: the state machine's timeout is made from it)"
+            )
+            fields.append("candidates")
         if problems:
             raise InvalidInput("; ".join(problems), fields)
 
@@ -217,6 +228,41 @@ class TrialPlanService:
                 log.info("describe_execution %s not available: %s", state.execution_arn, exc)
         return state, status
 
+    def _start_stored(self, plan: TrialPlan) -> str | None:
+        """Start a plan just stored; its execution ARN, or None when it did not start (the
+        plan says why when it could be noted)."""
+        try:
+            return self._start(plan)
+        except Exception as exc:
+            if not (isinstance(exc, Unavailable) or aws.is_aws_error(exc)):
+                raise
+            log.warning("trial plan %s stored, not started: %s", plan.plan_id, exc)
+            return None
+
+    def _read_back(
+        self, plan: TrialPlan, at: str, created_by: str | None, arn: str | None
+    ) -> PlanState:
+        """The plan as stored; if DynamoDB does not answer the read, what this call wrote."""
+        for _ in range(3):
+            try:
+                state = self.plans.get(plan.plan_id)
+            except Exception as exc:
+                if not aws.is_aws_error(exc):
+                    raise
+                continue
+            if state is not None:
+                return state
+        return PlanState(
+            plan=plan,
+            status="submitted" if arn else "not_started",
+            created_at=at,
+            updated_at=at,
+            fingerprint=plan.fingerprint(),
+            execution_arn=arn,
+            created_by=created_by,
+            outcome_reasons=[] if arn else ["submit the same plan again to start it"],
+        )
+
     def _start(self, plan: TrialPlan) -> str:
         """Start the plan's execution (named after the plan) and note it on the plan; when
         Step Functions does not start it, the plan says so (not_started) and Unavailable."""
@@ -234,16 +280,25 @@ class TrialPlanService:
                 raise
             if aws.error_code(exc) != "ExecutionAlreadyExists":
                 why = f"Step Functions did not start the plan: {exc}"
-                self.plans.set_status(
-                    plan.plan_id,
-                    "not_started",
-                    self.clock().isoformat(),
-                    [why, "submit the same plan again to start it"],
-                )
+                try:
+                    self.plans.set_status(
+                        plan.plan_id,
+                        "not_started",
+                        self.clock().isoformat(),
+                        [why, "submit the same plan again to start it"],
+                    )
+                except Exception as noted:  # noqa: BLE001 - the plan stays "submitted"
+                    log.warning("could not note that %s did not start: %s", plan.plan_id, noted)
                 raise Unavailable(
                     f"trial plan {plan.plan_id} is stored but not started ({why}); submit the "
                     "same plan again to start it"
                 ) from None
             arn = execution_arn_for(self.state_machine_arn, plan.plan_id)
-        self.plans.set_execution(plan.plan_id, arn, self.clock().isoformat())
+        try:
+            self.plans.set_execution(plan.plan_id, arn, self.clock().isoformat())
+        except Exception as exc:
+            if not aws.is_aws_error(exc):
+                raise
+            # started: the ARN is derived from the plan id, and a repeat of the request notes it
+            log.warning("trial plan %s started; its execution not noted yet: %s", plan.plan_id, exc)
         return arn

@@ -5,26 +5,33 @@ names nothing is NotFound.
 
 `TrialService.record` is the one way a trial record is written, whatever way it arrived (the
 API's `POST /workloads/{id}/trials` with source "api", a log import, the ingest of a finished
-job or an agent's event): it writes the record once and publishes "Trial Recorded", which
-refreshes the estimates of the trial's workload (the refresh Lambda). It publishes on a repeat
-too, so an announcement lost to a crash after the write is sent by the retry; a refresh that
-finds no figure changed adds no version, so a repeat changes nothing.
+job or an agent's event): it validates the record whole (figures finite, in range and of their
+type; free text bounded: the API, the ingest and the import alike), writes it once together
+with its "Trial Recorded" event in the outbox (one transaction), then publishes the event
+right away, best effort: if EventBridge is down, the outbox sweeper sends it later, and the
+write still answers success. The event refreshes the estimates of the trial's workload (the
+refresh Lambda); a repeat of the same record writes nothing and announces nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from trncost.bus import EventPublisher
 from trncost.errors import Conflict, DomainError, NotFound
 from trncost.events import DetailType
 from trncost.model import TrialRun, Workload
+from trncost.model.common import MAX_NOTE_CHARS, MAX_TEXT_ITEMS, unprintable
 from trncost.model.records import Page
 from trncost.pricing.names import KnownNames
 from trncost.store.records import RecordStore
 
-__all__ = ["TrialService"]
+if TYPE_CHECKING:
+    from trncost.bus import EventPublisher
+    from trncost.services.outbox import Outbox
+
+__all__ = ["TrialService", "plain_notes"]
 
 
 def _now() -> datetime:
@@ -38,10 +45,15 @@ class TrialService:
         clock: Callable[[], datetime] = _now,
         publisher: EventPublisher | None = None,
         names: KnownNames | None = None,
+        outbox: Outbox | None = None,
     ) -> None:
+        """`publisher`: trncost's bus (None: nothing is announced); the outbox is in the
+        records' table unless one is given."""
+        from trncost.services.outbox import Outbox
+
         self.records = records
         self.clock = clock
-        self.publisher = publisher
+        self.outbox = outbox or Outbox.beside(records, publisher)
         self.names = names or KnownNames()  # botocore's names (+ the stage catalog's)
 
     # -- workloads -------------------------------------------------------------------------
@@ -67,27 +79,41 @@ class TrialService:
         recorded_at: datetime | None = None,
         recorded_by: str | None = None,
     ) -> bool:
-        """Write the trial record once and publish "Trial Recorded" (its workload's estimates
-        refresh). True when this call wrote it, False when the trial id was recorded before
-        (published again: see the module's docstring). `recorded_by`: the caller who imported
-        it (None: ingested from its job's event)."""
+        """Write the trial record once with its "Trial Recorded" event (its workload's
+        estimates refresh). True when this call wrote it, False when the trial id was recorded
+        before (nothing written, nothing announced). `recorded_by`: the caller who imported it
+        (None: ingested from its job's event). A record that does not validate whole raises
+        pydantic's ValidationError naming the field (the API answers 422, an ingest rejects
+        it)."""
         at = (recorded_at or self.clock()).isoformat()
-        written = self.records.put_trial(trial, at, source, recorded_by)
+        # whatever built it (a request, a log parser, the ingest's model_copy), it is checked
+        # whole here; notes trncost wrote itself are made plain and bounded first
+        data = trial.model_dump(mode="json")
+        data["notes"] = plain_notes(data.get("notes") or [])
+        trial = TrialRun.model_validate(data)
+        events = []
+        if self.outbox is not None:
+            events.append(
+                self.outbox.event(
+                    DetailType.trial_recorded,
+                    f"{trial.workload_id}\n{trial.trial_id}",
+                    {
+                        "workload_id": trial.workload_id,
+                        "trial_id": trial.trial_id,
+                        "phase": trial.phase.value,
+                        "status": trial.status.value,
+                        "source": source,
+                        "outcome": "recorded",
+                    },
+                )
+            )
+        written = self.records.put_trial(trial, at, source, recorded_by, events)
         if not written:
             self._same_as_recorded(trial)
-        if self.publisher is not None:
-            self.publisher.publish(
-                DetailType.trial_recorded,
-                {
-                    "workload_id": trial.workload_id,
-                    "trial_id": trial.trial_id,
-                    "phase": trial.phase.value,
-                    "status": trial.status.value,
-                    "source": source,
-                    "outcome": "recorded" if written else "already_recorded",
-                },
-            )
-        return written
+            return False
+        if self.outbox is not None:
+            self.outbox.deliver(events)  # never raises: the sweeper sends what is left
+        return True
 
     def _same_as_recorded(self, trial: TrialRun) -> None:
         """A trial id taken in this workload: the same record is a duplicate (nothing changes);
@@ -138,3 +164,24 @@ class TrialService:
     def trials(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
         self.workload(workload_id)
         return self.records.list_trials(workload_id, limit, cursor)
+
+
+def plain_notes(notes: Sequence[str]) -> list[str]:
+    """Notes as a record may hold them: each plain (a control character written as its escape)
+    and at most MAX_NOTE_CHARS long, at most MAX_TEXT_ITEMS of them (the last says how many
+    more there were). A request's own notes are refused over these bounds (422); notes that
+    trncost wrote from a job's logs are kept this way instead."""
+    out: list[str] = []
+    for note in notes:
+        text = str(note)
+        if unprintable(text, allow="\n\t") is not None:
+            text = "".join(
+                c if unprintable(c, allow="\n\t") is None else repr(c)[1:-1] for c in text
+            )
+        if len(text) > MAX_NOTE_CHARS:
+            text = text[: MAX_NOTE_CHARS - 1] + "…"
+        out.append(text)
+    if len(out) > MAX_TEXT_ITEMS:
+        more = len(out) - (MAX_TEXT_ITEMS - 1)
+        out = [*out[: MAX_TEXT_ITEMS - 1], f"… and {more} more notes"]
+    return out

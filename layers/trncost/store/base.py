@@ -20,6 +20,65 @@ def conditional_failed(exc: Exception) -> bool:
     return aws.error_code(exc) == "ConditionalCheckFailedException"
 
 
+def condition_cancelled(exc: Exception) -> bool:
+    """A transaction cancelled because one of its conditions failed (nothing was written)."""
+    if aws.error_code(exc) != "TransactionCanceledException":
+        return False
+    reasons = getattr(exc, "response", {}).get("CancellationReasons") or []
+    return any(r.get("Code") == "ConditionalCheckFailed" for r in reasons)
+
+
+# DynamoDB refuses an item over 400 KB (names and values, UTF-8). trncost refuses one a margin
+# below that first, as a 413 naming the record's largest attribute, never a 500.
+MAX_ITEM_BYTES = 380_000
+
+
+def item_bytes(item: dict[str, Any]) -> int:
+    """About what DynamoDB counts for `item` (an upper bound for trncost's items: strings and
+    numbers at their text's UTF-8 length, containers as their JSON)."""
+    return sum(
+        len(k.encode()) + len(_text(v).encode("utf-8", "surrogatepass")) for k, v in item.items()
+    )
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return "x" * len(value)
+    return json.dumps(value, default=str)
+
+
+def _largest_field(item: dict[str, Any]) -> str:
+    """The field that makes `item` large: its largest attribute, or inside a record stored as
+    JSON text (a trial, a definition), that record's largest top-level field."""
+    attribute = max(item, key=lambda k: len(_text(item[k])))
+    value = item[attribute]
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            return attribute
+        if isinstance(inner, dict) and inner:
+            return str(max(inner, key=lambda k: len(_text(inner[k]))))
+    return attribute
+
+
+def check_sizes(items: Any) -> None:
+    """PayloadTooLarge (413) naming the attribute, for an item DynamoDB would refuse."""
+    from trncost.errors import PayloadTooLarge
+
+    for item in items:
+        size = item_bytes(item)
+        if size > MAX_ITEM_BYTES:
+            largest = _largest_field(item)
+            raise PayloadTooLarge(
+                f"{largest}: the record would be {size:,} bytes, over the {MAX_ITEM_BYTES:,} a "
+                "stored record may hold (DynamoDB's item limit is 400 KB); shorten its free text",
+                fields=[largest],
+            )
+
+
 class Repository:
     def __init__(self, table_name: str, table: Any = None) -> None:
         self.table_name = table_name
@@ -35,10 +94,37 @@ class Repository:
         """Write `item` only if its key is free. False when it already exists."""
         from botocore.exceptions import ClientError
 
+        check_sizes([item])
         try:
             self.table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
         except ClientError as exc:
             if conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def put_together(self, puts: list[tuple[dict[str, Any], str | None]]) -> bool:
+        """Write every item or none (one TransactWriteItems), each with its condition (None:
+        unconditional; "attribute_not_exists(pk)": only if its key is free). False when a
+        condition failed (nothing written)."""
+        from botocore.exceptions import ClientError
+
+        check_sizes(item for item, _ in puts)
+        try:
+            self.table.meta.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self.table.name,
+                            "Item": item,
+                            **({"ConditionExpression": condition} if condition else {}),
+                        }
+                    }
+                    for item, condition in puts
+                ]
+            )
+        except ClientError as exc:
+            if condition_cancelled(exc):
                 return False
             raise
         return True

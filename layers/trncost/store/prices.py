@@ -10,15 +10,23 @@ or published. Its basis and origin live on META; its rejected and unmatched list
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
-from trncost.errors import Conflict
+from trncost.errors import Conflict, first_validation_error
 from trncost.model.basis import PriceOrigin, basis_of_source
 from trncost.model.price import PriceQuote, PriceSnapshot, Rejection, Unmatched
 from trncost.model.records import Publication, SnapshotSummary
-from trncost.store.base import Repository, conditional_failed, decode_cursor, encode_cursor
+from trncost.store.base import (
+    Repository,
+    condition_cancelled,
+    conditional_failed,
+    decode_cursor,
+    encode_cursor,
+)
+from trncost.store.outbox import OutboxEvent
 from trncost.store.schema import (
     LATEST_SK,
     NOTES_SK_PREFIX,
@@ -57,7 +65,17 @@ class PriceStore(Repository):
 
     # -- write -----------------------------------------------------------------------------
     def put_snapshot(self, snapshot: PriceSnapshot, taken_by: str | None = None) -> None:
+        """Store the snapshot whole: its quotes and notes, then its meta item (what lists it
+        and makes it readable), so a snapshot is never listed half written."""
+        meta = self.put_snapshot_parts(snapshot, taken_by)
+        if not self.put_new(meta):
+            raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
 
+    def put_snapshot_parts(
+        self, snapshot: PriceSnapshot, taken_by: str | None = None
+    ) -> dict[str, Any]:
+        """Store the quotes and notes (unlisted, unread until the meta item exists) and return
+        the meta item to write: alone, or with the latest pointer (`publish_latest`)."""
         pk = snapshot_pk(snapshot.snapshot_id)
         if self._meta(snapshot.snapshot_id) is not None:
             raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
@@ -98,15 +116,28 @@ class PriceStore(Repository):
         }
         if taken_by:
             meta["taken_by"] = taken_by
-        if not self.put_new(meta):
-            raise Conflict(f"price snapshot {snapshot.snapshot_id} exists")
+        return meta
 
-    def publish_latest(self, snapshot: PriceSnapshot, attempts: int = 5) -> Publication:
+    def put_meta(self, meta: dict[str, Any]) -> None:
+        if not self.put_new(meta):
+            raise Conflict(f"price snapshot {meta['snapshot_id']} exists")
+
+    def publish_latest(
+        self,
+        snapshot: PriceSnapshot,
+        attempts: int = 5,
+        events: Callable[[str | None], Sequence[OutboxEvent]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Publication:
         """Point "latest" at `snapshot` unless a newer one is already there.
 
         Optimistic concurrency: the pointer moves only if it still names the snapshot read a
         moment ago, so of two concurrent snapshots the newer always ends up latest and the
-        older stays stored and listed.
+        older stays stored and listed. `events(previous_id)`: the outbox events that announce
+        the move, written in the same transaction as the pointer (none: the pointer alone);
+        `meta`: the snapshot's meta item (`put_snapshot_parts`), written in it too, so an
+        upload that fails before this commit leaves nothing listed. When a newer snapshot is
+        latest, `meta` is written alone (stored and listed, not latest).
         """
         from botocore.exceptions import ClientError
 
@@ -116,30 +147,60 @@ class PriceStore(Repository):
                 snapshot.taken_at,
                 snapshot.snapshot_id,
             ):
+                if meta is not None:
+                    self.put_meta(meta)
                 return Publication(False, current["snapshot_id"], current["snapshot_id"])
             if current is None:
                 condition, values = "attribute_not_exists(pk)", {}
             else:
                 condition = "snapshot_id = :expected"
                 values = {":expected": current["snapshot_id"]}
+            previous = current["snapshot_id"] if current else None
+            pointer = {
+                "pk": PRICES_PK,
+                "sk": LATEST_SK,
+                "snapshot_id": snapshot.snapshot_id,
+                "taken_at": snapshot.taken_at,
+            }
+            announce = list(events(previous)) if events else []
+            together = [*([meta] if meta is not None else []), *(e.item() for e in announce)]
             try:
-                self.table.put_item(
-                    Item={
-                        "pk": PRICES_PK,
-                        "sk": LATEST_SK,
-                        "snapshot_id": snapshot.snapshot_id,
-                        "taken_at": snapshot.taken_at,
-                    },
-                    ConditionExpression=condition,
-                    **({"ExpressionAttributeValues": values} if values else {}),
-                )
+                if together:
+                    self._move_with(pointer, condition, values, together)
+                else:
+                    self.table.put_item(
+                        Item=pointer,
+                        ConditionExpression=condition,
+                        **({"ExpressionAttributeValues": values} if values else {}),
+                    )
             except ClientError as exc:
-                if conditional_failed(exc):
+                if conditional_failed(exc) or condition_cancelled(exc):
                     continue
                 raise
-            previous = current["snapshot_id"] if current else None
             return Publication(True, previous, snapshot.snapshot_id)
         raise RuntimeError("the latest price snapshot pointer kept changing; gave up")
+
+    def _move_with(
+        self,
+        pointer: dict[str, Any],
+        condition: str,
+        values: dict[str, Any],
+        items: Sequence[dict[str, Any]],
+    ) -> None:
+        """The pointer and `items` (the snapshot's meta, outbox events) in one transaction."""
+        self.table.meta.client.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": self.table.name,
+                        "Item": pointer,
+                        "ConditionExpression": condition,
+                        **({"ExpressionAttributeValues": values} if values else {}),
+                    }
+                },
+                *({"Put": {"TableName": self.table.name, "Item": item}} for item in items),
+            ]
+        )
 
     # -- read ------------------------------------------------------------------------------
     def latest_pointer(self) -> dict[str, str] | None:
@@ -178,11 +239,10 @@ class PriceStore(Repository):
         meta = next((i for i in items if i["sk"] == SNAPSHOT_META_SK), None)
         if meta is None:
             return None
-        quotes = [
-            PriceQuote.model_validate_json(i["quote"])
-            for i in items
-            if i["sk"].startswith(QUOTE_SK_PREFIX)
-        ]
+        basis = meta.get("basis") or basis_of_source(meta["source"])
+        quotes, poisoned = _readable_quotes(
+            [i for i in items if i["sk"].startswith(QUOTE_SK_PREFIX)], str(basis)
+        )
         notes: dict[str, list[Any]] = {"rejected": [], "unmatched": []}
         if "rejected" in meta:  # written before the notes had their own items
             notes["rejected"] = json.loads(meta["rejected"])
@@ -195,11 +255,11 @@ class PriceStore(Repository):
             snapshot_id=meta["snapshot_id"],
             taken_at=meta["taken_at"],
             source=meta["source"],
-            basis=meta.get("basis") or basis_of_source(meta["source"]),
+            basis=basis,
             origin=_ORIGIN.validate_json(origin) if origin else None,
             publication_dates=json.loads(meta["publication_dates"]),
             quotes=sorted(quotes, key=lambda q: str(q.key)),
-            rejected=[Rejection.model_validate(r) for r in notes["rejected"]],
+            rejected=[*(Rejection.model_validate(r) for r in notes["rejected"]), *poisoned],
             unmatched=[Unmatched.model_validate(u) for u in notes["unmatched"]],
             note=meta.get("note") or None,
         )
@@ -237,3 +297,36 @@ class PriceStore(Repository):
             for i in page.get("Items", [])
         ]
         return summaries, encode_cursor(page.get("LastEvaluatedKey"))
+
+
+def _readable_quotes(
+    items: list[dict[str, Any]], basis: str
+) -> tuple[list[PriceQuote], list[Rejection]]:
+    """The snapshot's quotes that still read as quotes of its basis, and a Rejection (with the
+    reason) for each that does not: one poison quote (stored before a bound existed, or of
+    another basis) is isolated, and the snapshot stays usable for every other key; an estimate
+    needing that key sees it PENDING."""
+    quotes: list[PriceQuote] = []
+    rejected: list[Rejection] = []
+    for item in items:
+        key = str(item["sk"]).removeprefix(QUOTE_SK_PREFIX)
+        try:
+            quote = PriceQuote.model_validate_json(item["quote"])
+        except ValidationError as exc:
+            rejected.append(
+                Rejection(
+                    key=key, reason=f"stored quote unreadable: {first_validation_error(exc)[1]}"
+                )
+            )
+            continue
+        if str(quote.basis) != basis:
+            rejected.append(
+                Rejection(
+                    key=key,
+                    sku=quote.sku,
+                    reason=f"basis {quote.basis}, not the snapshot's {basis}",
+                )
+            )
+            continue
+        quotes.append(quote)
+    return quotes, rejected

@@ -7,12 +7,13 @@ refreshes produce strictly increasing versions and none is lost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
 from pydantic import TypeAdapter, ValidationError
 
-from trncost.errors import Conflict, InvalidInput, first_validation_error
+from trncost.errors import Conflict, first_validation_error
 from trncost.model import Estimate, Range, TrialRun, Workload
 from trncost.model.analysis import CheckpointAdvice, Decision
 from trncost.model.changes import FigureChange
@@ -24,6 +25,7 @@ from trncost.model.records import (
     UnreadableDefinition,
 )
 from trncost.store.base import Repository, decode_cursor, encode_cursor
+from trncost.store.outbox import OutboxEvent
 from trncost.store.schema import (
     ESTIMATE_DEF_SK,
     LEGACY_TRIAL_SK,
@@ -114,10 +116,16 @@ class RecordStore(Repository):
 
     # -- trials ----------------------------------------------------------------------------
     def put_trial(
-        self, trial: TrialRun, recorded_at: str, source: str, recorded_by: str | None = None
+        self,
+        trial: TrialRun,
+        recorded_at: str,
+        source: str,
+        recorded_by: str | None = None,
+        events: Sequence[OutboxEvent] = (),
     ) -> bool:
-        """Write a trial record once per (workload, trial id). False when that workload already
-        has a record with that trial id (read it with `get_trial` to compare).
+        """Write a trial record once per (workload, trial id), with the outbox `events` that
+        announce it in the same transaction. False when that workload already has a record
+        with that trial id (nothing written; read it with `get_trial` to compare).
         `recorded_by`: the caller who imported it (None: ingested from its job's event)."""
         legacy = self.item(trial_pk(trial.trial_id), LEGACY_TRIAL_SK)
         if legacy is not None and _trial_of(legacy).workload_id == trial.workload_id:
@@ -133,11 +141,16 @@ class RecordStore(Repository):
         }
         if recorded_by:
             item["recorded_by"] = recorded_by
-        return self.put_new(item)
+        if not events:
+            return self.put_new(item)
+        return self.put_together(
+            [(item, "attribute_not_exists(pk)"), *((e.item(), None) for e in events)]
+        )
 
     def get_trial(self, trial_id: str, workload_id: str | None = None) -> TrialRun | None:
-        """The trial `trial_id` of `workload_id`; without a workload, the one record of that
-        id (InvalidInput when several workloads use it: name the workload)."""
+        """The trial `trial_id` of `workload_id`; without a workload, the first record of that
+        id (the earliest recorded: a later trial of the same id in another workload cannot
+        take its place or make it unreadable; name the workload to read that one)."""
         if workload_id is not None:
             item = self.item(trial_pk(trial_id), trial_sk(workload_id))
             if item is None:
@@ -145,16 +158,14 @@ class RecordStore(Repository):
                 if legacy is not None and _trial_of(legacy).workload_id == workload_id:
                     item = legacy
             return _trial_of(item) if item else None
-        items = self.query_all(KeyConditionExpression=Key("pk").eq(trial_pk(trial_id)))
-        trials = [_trial_of(i) for i in items if i.get("trial")]
-        if len(trials) > 1:
-            workloads = ", ".join(sorted(t.workload_id for t in trials))
-            raise InvalidInput(
-                f"trial_id: {trial_id} is a trial of several workloads ({workloads}): read it "
-                "under its workload (GET /workloads/{id}/trials)",
-                fields=["trial_id"],
-            )
-        return trials[0] if trials else None
+        items = self.query_all(
+            KeyConditionExpression=Key("pk").eq(trial_pk(trial_id)), ConsistentRead=True
+        )
+        recorded = sorted(
+            (i for i in items if i.get("trial")),
+            key=lambda i: (str(i.get("recorded_at", "")), str(i["sk"])),
+        )
+        return _trial_of(recorded[0]) if recorded else None
 
     def list_trials(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
         items, last = self.query_page(
@@ -184,16 +195,19 @@ class RecordStore(Repository):
 
     # -- estimates -------------------------------------------------------------------------
     def put_estimate_definition(self, definition: EstimateDefinition) -> None:
-        ok = self.put_new(
-            {
-                "pk": estimate_pk(definition.estimate_id),
-                "sk": ESTIMATE_DEF_SK,
-                "gsi1pk": workload_estimates_gsi_pk(definition.workload_id),
-                "gsi1sk": definition.estimate_id,
-                "definition": definition.model_dump_json(),
-            }
+        if not self.put_new(_definition_item(definition)):
+            raise Conflict(f"estimate {definition.estimate_id} exists")
+
+    def put_estimate(self, definition: EstimateDefinition, first: EstimateVersion) -> None:
+        """A new estimate: its definition and its first version in one transaction, so a
+        definition is never stored without a version to read (Conflict if the id is taken)."""
+        written = self.put_together(
+            [
+                (_definition_item(definition), "attribute_not_exists(pk)"),
+                (_version_item(first), "attribute_not_exists(pk)"),
+            ]
         )
-        if not ok:
+        if not written:
             raise Conflict(f"estimate {definition.estimate_id} exists")
 
     def get_estimate_definition(self, estimate_id: str) -> EstimateDefinition | None:
@@ -269,27 +283,16 @@ class RecordStore(Repository):
         items = page.get("Items", [])
         return int(items[0]["version"]) if items else 0
 
-    def put_version(self, version: EstimateVersion) -> bool:
-        """Write exactly this version number; False when it is already taken."""
-        return self.put_new(
-            {
-                "pk": estimate_pk(version.estimate_id),
-                "sk": version_sk(version.version),
-                "version": version.version,
-                "created_at": version.created_at,
-                "reason": version.reason,
-                "fingerprint": version.fingerprint,
-                "estimate": version.estimate.model_dump_json(),
-                **({"created_by": version.created_by} if version.created_by else {}),
-                **({"range": version.range.model_dump_json()} if version.range else {}),
-                **(
-                    {"checkpoint": version.checkpoint.model_dump_json()}
-                    if version.checkpoint
-                    else {}
-                ),
-                **({"decision": version.decision.model_dump_json()} if version.decision else {}),
-                "changes": _CHANGES.dump_json(version.changes).decode(),
-            }
+    def put_version(self, version: EstimateVersion, events: Sequence[OutboxEvent] = ()) -> bool:
+        """Write exactly this version number, with the outbox `events` that announce it in the
+        same transaction; False when the number is already taken (nothing written)."""
+        if not events:
+            return self.put_new(_version_item(version))
+        return self.put_together(
+            [
+                (_version_item(version), "attribute_not_exists(pk)"),
+                *((e.item(), None) for e in events),
+            ]
         )
 
     def add_version(
@@ -370,6 +373,33 @@ class RecordStore(Repository):
             }
             for i in items
         ]
+
+
+def _definition_item(definition: EstimateDefinition) -> dict[str, Any]:
+    return {
+        "pk": estimate_pk(definition.estimate_id),
+        "sk": ESTIMATE_DEF_SK,
+        "gsi1pk": workload_estimates_gsi_pk(definition.workload_id),
+        "gsi1sk": definition.estimate_id,
+        "definition": definition.model_dump_json(),
+    }
+
+
+def _version_item(version: EstimateVersion) -> dict[str, Any]:
+    return {
+        "pk": estimate_pk(version.estimate_id),
+        "sk": version_sk(version.version),
+        "version": version.version,
+        "created_at": version.created_at,
+        "reason": version.reason,
+        "fingerprint": version.fingerprint,
+        "estimate": version.estimate.model_dump_json(),
+        **({"created_by": version.created_by} if version.created_by else {}),
+        **({"range": version.range.model_dump_json()} if version.range else {}),
+        **({"checkpoint": version.checkpoint.model_dump_json()} if version.checkpoint else {}),
+        **({"decision": version.decision.model_dump_json()} if version.decision else {}),
+        "changes": _CHANGES.dump_json(version.changes).decode(),
+    }
 
 
 def _trial_of(item: dict[str, Any]) -> TrialRun:

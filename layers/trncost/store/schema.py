@@ -29,6 +29,10 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
 
 `expires_at` (epoch seconds) is the table's TTL attribute: a job's log parts go after
 JOB_LOG_TTL_S.
+    idempotency key   pk IDEMPOTENCY#<hash of caller, route, key>  sk REQUEST  (TTL expires_at)
+    outbox event      pk OUTBOX#<event id>      sk EVENT  gsi1 OUTBOX / <created_at>#<event id>
+                      (an event written with its record, until EventBridge takes it:
+                      trncost.store.outbox)
 """
 
 from __future__ import annotations
@@ -94,7 +98,7 @@ TABLE = TableSchema(
     partition_key=KeyAttr("pk"),
     sort_key=KeyAttr("sk"),
     indexes=(GlobalIndex("gsi1", KeyAttr("gsi1pk"), KeyAttr("gsi1sk")),),
-    ttl_attribute=TTL_ATTRIBUTE,
+    ttl_attribute=TTL_ATTRIBUTE,  # job log parts and Idempotency-Key records
 )
 
 # Key builders: the only place item keys are spelled.

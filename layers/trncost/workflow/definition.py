@@ -67,6 +67,32 @@ def render(substitutions: Mapping[str, Any], text: str | None = None) -> str:
     return rendered
 
 
+# What one run can take in the state machine, besides its record wait: its task states (budget
+# check, launch, record checks are counted in the wait, gate, stop), each with a 120 s task
+# timeout and up to 3 tries; and what a whole plan adds (configure, start, finish or record).
+RUN_TASKS_S = 4 * 3 * 120
+PLAN_TASKS_S = 3 * 3 * 120
+MAX_EXECUTION_S = 365 * 24 * 3600  # a Standard workflow's longest execution (one year)
+
+
+def plan_timeout_s(max_runs: int, poll_interval_s: int, max_polls: int) -> int:
+    """The state machine's overall timeout (TimeoutSeconds), from the plan's caps: every run
+    waits at most `max_polls` polls of `poll_interval_s` for its record (then it is stopped as
+    lost), plus its task states; a plan has at most `max_runs` runs (the stage's
+    trial_plans.max_runs). An execution still going after that is stopped by Step Functions
+    (TimedOut: an alarm, stacks/monitoring)."""
+    per_run = max_polls * (poll_interval_s + 3 * 120) + RUN_TASKS_S
+    return min(max_runs * per_run + PLAN_TASKS_S, MAX_EXECUTION_S)
+
+
+def with_timeout(text: str, timeout_s: int) -> str:
+    """The definition `text` with its overall TimeoutSeconds (a number: it cannot be a
+    placeholder, which sits inside a JSON string). Placeholders are kept."""
+    parsed = json.loads(text)
+    parsed["TimeoutSeconds"] = int(timeout_s)
+    return json.dumps(parsed, indent=2, ensure_ascii=False)
+
+
 def definition(substitutions: Mapping[str, Any]) -> dict[str, Any]:
     parsed: dict[str, Any] = json.loads(render(substitutions))
     return parsed
