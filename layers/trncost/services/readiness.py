@@ -19,7 +19,7 @@ on silently.
 
 The re-run is the estimate service's own refresh (a version only when its figures change), so
 a refresh Lambda that got there first leaves nothing to do; the event is sent by whichever made
-the version (EstimateService._announce), once.
+the version (EstimateService._announcement: written with it in the outbox), once.
 
 References
 ----------
