@@ -99,7 +99,7 @@ def running_server(directory: Path, *args: str) -> Iterator[Server]:
         process.wait(timeout=STOP_GRACE_S)
     except subprocess.TimeoutExpired:
         process.kill()
-        pytest.fail("trncost serve did not stop on Ctrl-C")
+        pytest.fail(f"trncost serve did not stop on Ctrl-C:\n{out.read_text()[-8000:]}")
     assert process.returncode == 0, out.read_text()
     assert "stopped." in out.read_text()
 

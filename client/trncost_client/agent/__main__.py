@@ -188,6 +188,16 @@ def _forward_signals(child: subprocess.Popen[str]) -> list[int]:
     return received
 
 
+def _wait(child: subprocess.Popen[str]) -> int:
+    """The command's exit code, waited for in short slices: a SIGTERM the kernel hands to one
+    of the agent's threads runs its handler (forwarding it) only when the main thread wakes."""
+    while True:
+        try:
+            return child.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def _supervise(child: subprocess.Popen[str], agent: TrialAgent, args: argparse.Namespace) -> int:
     """Measure the command's output and the accelerators until it ends: its exit code."""
     stopping = threading.Event()
@@ -200,7 +210,7 @@ def _supervise(child: subprocess.Popen[str], agent: TrialAgent, args: argparse.N
     ]
     for t in pumps:
         t.start()
-    code = child.wait()
+    code = _wait(child)
     for t in pumps:
         t.join(timeout=5)
     stopping.set()

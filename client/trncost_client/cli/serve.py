@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 
 from rich.console import Console
 
 from trncost_client.cli import flags
 from trncost_client.cli.output import SubParsers
+
+STOP_POLL_S = 0.5
+STOP_DEADLINE_S = 45.0
 
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
@@ -61,12 +65,20 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
     try:
-        stopped.wait()
+        # In short waits: the kernel may deliver the signal to any of the runtime's threads,
+        # and Python runs the handler only on the main thread, which an endless wait would
+        # keep asleep (a Ctrl-C that stopped nothing, now and then)
+        while not stopped.wait(STOP_POLL_S):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
         console.print("stopping…")
+        # If stopping itself hangs, every thread's stack goes to stderr and the process ends
+        # (the state file is gone by then): Ctrl-C always stops it, and says where it stuck
+        faulthandler.dump_traceback_later(STOP_DEADLINE_S, exit=True)
         runtime.stop()
+        faulthandler.cancel_dump_traceback_later()
         console.print("stopped.")
     return 0
 
