@@ -307,6 +307,19 @@ class TrncostClient:
     def import_trial(self, workload_id: str, trial: Mapping[str, Any]) -> dict[str, Any]:
         return self.post_object(f"/workloads/{_seg(workload_id)}/trials", trial)
 
+    def retract_trial(self, workload_id: str, trial_id: str, reason: str) -> dict[str, Any]:
+        return self.post_object(
+            f"/workloads/{_seg(workload_id)}/trials/{_seg(trial_id)}/retract", {"reason": reason}
+        )
+
+    def retract_workload(
+        self, workload_id: str, reason: str, superseded_by: str | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"reason": reason}
+        if superseded_by:
+            body["superseded_by"] = superseded_by
+        return self.post_object(f"/workloads/{_seg(workload_id)}/retract", body)
+
     def create_comparison(self, workload_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
         """Store a comparison (201, or 200 when the same one was stored before)."""
         return self.post_object(f"/workloads/{_seg(workload_id)}/comparisons", request)

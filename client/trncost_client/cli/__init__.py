@@ -8,6 +8,9 @@
         [--samples N] [--json]                      on the API: stored; its id and report URL
     trncost workload create FILE [--json]           a workload, in the API
     trncost trial add FILE [--workload ID] [--json] a trial or a list of trials, in the API
+    trncost trial retract TRIAL_ID --workload ID --reason TEXT
+                                                    a trial no longer counts (the record stays)
+    trncost workload retract ID --reason TEXT [--superseded-by ID]
     trncost trial run --local [--url U] [--workload ID --instance-type T]
         [--phase fit|baseline|target] [--instance-count N] [--trial-id ID] [--wait S] -- CMD …
                                                     a training command under the trial agent

@@ -15,6 +15,7 @@ from trncost.api.bodies import ErrorBody, Health, Schema
 from trncost.model import (
     Candidate,
     Estimate,
+    Retraction,
     SnapshotDiff,
     TrialRun,
     Workload,
@@ -173,6 +174,11 @@ class WorkloadView(Schema):
     workload: Workload
     created_by: str | None = Field(
         default=None, description=f"who created it: {CALLER}; answered on the create"
+    )
+    retracted: Retraction | None = Field(
+        default=None,
+        description="set once the workload is retracted: who, when, why (it then takes no "
+        "new trial or estimate)",
     )
 
 

@@ -132,7 +132,12 @@ class Evidence(TrialReadings):
     def _record_admission(self) -> None:
         """One input row per trial (pooled or excluded, why), and the warnings that say it."""
         led = self.ledger
-        for rec, t in zip(self.admission.records, self.all_trials, strict=True):
+        by_id = {t.trial_id: t for t in self.all_trials}
+        retracted = [r for r in self.admission.excluded if r.trial_id not in by_id]
+        for rec in self.admission.records:
+            t = by_id.get(rec.trial_id)
+            if t is None:
+                continue  # retracted: listed in the admission and the warning below, no row
             why = "; ".join(f"{r.code}: {r.message}" for r in rec.reasons)
             led.row(
                 f"admission:{rec.trial_id}",
@@ -141,11 +146,17 @@ class Evidence(TrialReadings):
                 None,
                 measurement([t], "admission (estimate/admission.py)"),
             )
-        if self.admission.excluded:
+        if len(self.admission.excluded) > len(retracted):
             led.warn(
                 "trials_excluded",
-                f"trials left out of the figures: {self.admission.summary()}; they still count "
-                "as cost (adaptation & reruns)",
+                f"trials left out of the figures: {self.admission.summary(retracted=False)}; "
+                "they still count as cost (adaptation & reruns)",
+            )
+        if retracted:
+            led.warn(
+                "trials_retracted",
+                "retracted trials, left out of the figures and of the cost: "
+                + "; ".join(f"{r.trial_id} ({r.reasons[0].message})" for r in retracted),
             )
         if self.admission.mismatches_pooled:
             pooled = ", ".join(

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from trncost import aws
 from trncost.errors import (
     Busy,
+    Conflict,
     DomainError,
     InvalidInput,
     NoPrices,
@@ -298,6 +299,12 @@ class EstimateService:
         not know is refused (422, with the close matches)."""
         self.names.check_candidate(candidate)
         self.names.check_assumptions(assumptions)
+        retraction = self.records.workload_retraction(workload_id)
+        if retraction is not None:
+            raise Conflict(
+                f"workload {workload_id} was retracted at {retraction.at} ({retraction.reason}):"
+                " it takes no new estimate"
+            )
         definition = EstimateDefinition(
             estimate_id=f"est-{uuid.uuid4().hex[:12]}",
             workload_id=workload_id,
@@ -470,6 +477,8 @@ def route_refresh(service: EstimateService, event: dict[str, Any]) -> list[Refre
     kind = event.get("detail-type")
     if kind == DetailType.trial_recorded and detail.get("workload_id"):
         reason = f"trial {detail.get('trial_id')} recorded"
+        if detail.get("outcome") == "retracted":
+            reason = f"trial {detail.get('trial_id')} retracted: {detail.get('reason') or ''}"
         return service.refresh_workload(str(detail["workload_id"]), reason)
     if kind == DetailType.price_snapshot_taken and detail.get("snapshot_id"):
         return service.refresh_for_snapshot(

@@ -14,7 +14,7 @@ from boto3.dynamodb.conditions import Key
 from pydantic import TypeAdapter, ValidationError
 
 from trncost.errors import Conflict, first_validation_error
-from trncost.model import Estimate, Range, TrialRun, Workload
+from trncost.model import Estimate, Range, Retraction, TrialRun, Workload
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
@@ -23,7 +23,13 @@ from trncost.model.records import (
     RefreshFailure,
     UnreadableDefinition,
 )
-from trncost.store.base import Repository, decode_cursor, encode_cursor
+from trncost.store.base import (
+    Repository,
+    condition_cancelled,
+    conditional_failed,
+    decode_cursor,
+    encode_cursor,
+)
 from trncost.store.outbox import OutboxEvent
 from trncost.store.schema import (
     ESTIMATE_DEF_SK,
@@ -83,6 +89,29 @@ class RecordStore(Repository):
     def get_workload(self, workload_id: str) -> Workload | None:
         item = self.item(workload_pk(workload_id), WORKLOAD_SK)
         return Workload.model_validate_json(item["workload"]) if item else None
+
+    def workload_retraction(self, workload_id: str) -> Retraction | None:
+        """Why the workload was retracted (None: it was not, or there is no such workload)."""
+        item = self.item(workload_pk(workload_id), WORKLOAD_SK)
+        raw = item.get("retraction") if item else None
+        return Retraction.model_validate_json(raw) if raw else None
+
+    def retract_workload(self, workload_id: str, retraction: Retraction) -> bool:
+        """Mark the workload retracted, once: False when it is gone or already retracted."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.table.update_item(
+                Key={"pk": workload_pk(workload_id), "sk": WORKLOAD_SK},
+                UpdateExpression="SET retraction = :r",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(retraction)",
+                ExpressionAttributeValues={":r": retraction.model_dump_json()},
+            )
+        except ClientError as exc:
+            if conditional_failed(exc):
+                return False
+            raise
+        return True
 
     def _workloads_page(
         self, limit: int, cursor: str | None, **kwargs: Any
@@ -145,6 +174,45 @@ class RecordStore(Repository):
         return self.put_together(
             [(item, "attribute_not_exists(pk)"), *((e.item(), None) for e in events)]
         )
+
+    def retract_trial(
+        self, trial: TrialRun, retraction: Retraction, events: Sequence[OutboxEvent] = ()
+    ) -> bool:
+        """Mark the stored record of `trial` retracted (the record stays, with who, when and
+        why), with the outbox `events` that announce it in the same transaction. Conditional
+        on the record being exactly `trial` as read: False when it changed meanwhile or is gone
+        (read it again)."""
+        from botocore.exceptions import ClientError
+
+        key = {"pk": trial_pk(trial.trial_id), "sk": trial_sk(trial.workload_id)}
+        if self.item(key["pk"], key["sk"]) is None:
+            key["sk"] = LEGACY_TRIAL_SK  # recorded before trial ids were per workload
+        marked = trial.model_copy(update={"retracted": retraction})
+        update = {
+            "Key": key,
+            "UpdateExpression": "SET trial = :new, retracted_at = :at",
+            "ConditionExpression": "trial = :old",
+            "ExpressionAttributeValues": {
+                ":new": marked.model_dump_json(),
+                ":old": trial.model_dump_json(),
+                ":at": retraction.at,
+            },
+        }
+        try:
+            if not events:
+                self.table.update_item(**update)
+                return True
+            self.table.meta.client.transact_write_items(
+                TransactItems=[
+                    {"Update": {"TableName": self.table.name, **update}},
+                    *({"Put": {"TableName": self.table.name, "Item": e.item()}} for e in events),
+                ]
+            )
+        except ClientError as exc:
+            if conditional_failed(exc) or condition_cancelled(exc):
+                return False
+            raise
+        return True
 
     def get_trial(self, trial_id: str, workload_id: str | None = None) -> TrialRun | None:
         """The trial `trial_id` of `workload_id`; without a workload, the first record of that
