@@ -72,7 +72,7 @@ test-fast: export AWS_SECRET_ACCESS_KEY := testing
 test-fast: $(VENV_STAMP) ## the inner loop: the unit tier without infra and slow tests (< 30 s)
 	$(VENV)/bin/python -m pytest -q -m "not infra and not slow" $(PYTEST_ARGS) tests/unit
 
-bench: $(VENV_STAMP) ## print the benchmark figures (estimate, prices, ingest, API, analysis, trial logs, billing exports, JSON check)
+bench: $(VENV_STAMP) ## print the benchmark figures (estimate, prices, ingest, API, analysis, trial logs, billing exports, JSON check, reads)
 	$(VENV)/bin/python benchmarks/bench_estimate.py
 	$(VENV)/bin/python benchmarks/bench_prices.py
 	$(VENV)/bin/python benchmarks/bench_ingest.py
@@ -81,6 +81,7 @@ bench: $(VENV_STAMP) ## print the benchmark figures (estimate, prices, ingest, A
 	$(VENV)/bin/python benchmarks/bench_logs.py
 	$(VENV)/bin/python benchmarks/bench_actuals.py
 	$(VENV)/bin/python benchmarks/bench_safejson.py
+	$(VENV)/bin/python benchmarks/bench_reads.py
 
 calibrate: $(VENV_STAMP) ## P10–P90 coverage and P50 error against public multi-scale training results
 	$(VENV)/bin/python benchmarks/calibrate.py

@@ -20,7 +20,7 @@ from trncost.model import (
     TrialRun,
     Workload,
 )
-from trncost.model.analysis import Analysis, Range
+from trncost.model.analysis import Action, Analysis, Decision, MoneyPercentiles, Range
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.price import PriceSnapshot, Rejection, Unmatched
@@ -70,6 +70,19 @@ class EstimateSummary(Schema):
     time_to_target_h: float | None = Field(description="expected time to target, failures in")
     pending_prices: list[str] = Field(description="price keys that are PENDING")
     warnings: int = Field(description="how many warnings the latest version carries")
+    range_usd: MoneyPercentiles | None = Field(
+        default=None,
+        description="P10/P50/P90 of the total per target (of the known part while a price is "
+        "PENDING) over the latest version's Monte Carlo",
+    )
+    decision: Action | None = Field(
+        default=None, description="the candidate's decision on its own evidence"
+    )
+    cost_rank: int | None = Field(
+        default=None,
+        description="1 = the cheapest of the workload's comparable fully priced estimates",
+    )
+    ranked: int | None = Field(default=None, description="how many cost_rank is out of")
     report_url: str
     problem: str | None = Field(default=None, description="why it cannot be shown, if so")
 
@@ -107,6 +120,13 @@ class EstimateView(Schema):
         description="the Monte Carlo range of the same model (P10/P50/P90 beside the point, "
         "which is the figure at the posterior mean of every drawn input); null for versions "
         "stored before ranges were kept",
+    )
+    decision: Decision | None = Field(
+        default=None,
+        description="the candidate's decision on its own evidence (continue_trials, "
+        "compare_alternatives, pause_migration or ready_to_budget, with every reason); a "
+        "comparison weighs candidates against each other; null for versions stored before "
+        "decisions were kept",
     )
 
 

@@ -20,9 +20,8 @@ import hashlib
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -42,6 +41,7 @@ from trncost.events import DetailType
 from trncost.model import (
     Assumptions,
     Candidate,
+    Decision,
     Estimate,
     EstimateInput,
     PriceSnapshot,
@@ -54,7 +54,9 @@ from trncost.model.records import (
     EstimatePage,
     EstimateVersion,
     RefreshFailure,
+    Standing,
     UnreadableDefinition,
+    VersionSummary,
 )
 from trncost.pricing.names import KnownNames
 from trncost.store.prices import PriceStore
@@ -101,6 +103,54 @@ def estimate_range(inp: EstimateInput, result: Estimate) -> Range | None:
         log.info("no range for this estimate: %s", exc)
         return None
     return found
+
+
+def estimate_decision(inp: EstimateInput, result: Estimate) -> Decision | None:
+    """The candidate's decision on its own evidence: the engine's `decide` with no alternative
+    (weighing candidates against each other is a comparison's); None when it cannot be made."""
+    from trncost.estimate.decide import decide
+
+    try:
+        return decide(inp, result)
+    except DomainError as exc:
+        log.info("no decision for this estimate: %s", exc)
+        return None
+
+
+def summary_of(version: EstimateVersion, scope: str | None) -> VersionSummary:
+    """The headline a list page and the workload's standings read (`scope`: the clock its
+    pooled trials share, trncost.estimate.compare.clock_key)."""
+    est = version.estimate
+    band = None
+    if version.range is not None:
+        band = version.range.total_usd or version.range.known_usd
+    return VersionSummary(
+        version=version.version,
+        created_at=version.created_at,
+        reason=version.reason,
+        label=est.candidate.label,
+        status=est.status,
+        snapshot_id=est.snapshot_id,
+        total_usd=est.total_usd,
+        total_known_usd=est.total_known_usd,
+        cloud_usd=est.cloud_usd,
+        labour_usd=est.labour_usd,
+        price_basis=est.price_basis,
+        cost_per_target_usd=est.cost_per_target_usd,
+        cost_per_million_tokens_usd=est.cost_per_million_tokens_usd,
+        time_to_target_h=est.time.total_h if est.time else None,
+        pending_terms=[t.model_copy(update={"lines": []}) for t in est.pending_terms],
+        warnings=len(est.warnings),
+        scope=scope,
+        decision=version.decision.action if version.decision else None,
+        range_usd=band,
+    )
+
+
+def _scope(inp: EstimateInput) -> str | None:
+    from trncost.estimate.compare import clock_key
+
+    return clock_key(inp)
 
 
 def _changes(before: Estimate, after: Estimate) -> list[FigureChange]:
@@ -166,12 +216,22 @@ class EstimateService:
         unknown workload."""
         if self.records.get_workload(workload_id) is None:
             raise NotFound(f"workload {workload_id} not found")
-        page = self.records.list_estimate_definitions(workload_id, limit, cursor)
-        return EstimatePage([self._listed(d) for d in page.items], page.cursor)
+        page = self.records.list_estimates(workload_id, limit, cursor)
+        listed = [self._listed(d, summary) for d, summary in page.items]
+        standings = self.records.get_standings([e.estimate_id for e in listed if e.summary])
+        listed = [replace(e, standing=standings.get(e.estimate_id)) for e in listed]
+        return EstimatePage(listed, page.cursor)
 
-    def _listed(self, definition: EstimateDefinition | UnreadableDefinition) -> EstimateListing:
+    def _listed(
+        self,
+        definition: EstimateDefinition | UnreadableDefinition,
+        summary: VersionSummary | None = None,
+    ) -> EstimateListing:
         if isinstance(definition, UnreadableDefinition):
             return EstimateListing(definition.estimate_id, None, None, None, definition.reason)
+        if summary is not None:  # the headline kept with the definition: no version read
+            eid, pinned = definition.estimate_id, definition.snapshot_id
+            return EstimateListing(eid, definition.candidate, pinned, None, summary=summary)
         eid = definition.estimate_id
         try:
             latest = self.records.get_version(eid)
@@ -212,46 +272,68 @@ class EstimateService:
             actuals=self.actuals(estimate_id) if self.actuals and fmt == "html" else None,
         )
 
+    def standing(self, estimate_id: str, workload_id: str) -> Standing | None:
+        """Where the estimate stands among its workload's (stored when a version is added;
+        computed once here for an estimate stored before standings were kept)."""
+        found = self.records.get_standing(estimate_id)
+        if found is None:
+            found = self.restand(workload_id).get(estimate_id)
+        return found
+
+    def restand(self, workload_id: str) -> dict[str, Standing]:
+        """Rank the workload's estimates from their latest headlines and store each standing
+        that moved (trncost.estimate.standings): run whenever a version is added, so a read
+        never ranks. An estimate stored before headlines were kept is summarised first."""
+        from trncost.estimate.standings import standings
+
+        entries: list[tuple[str, VersionSummary]] = []
+        for eid, summary in self.records.summaries(workload_id):
+            if summary is None:
+                summary = self._summarize_stored(eid)
+            if summary is not None:
+                entries.append((eid, summary))
+        computed = standings(entries, at=self.clock().isoformat())
+        before = self.records.get_standings(list(computed)) if len(computed) <= 100 else {}
+        moved = [
+            st
+            for eid, st in computed.items()
+            if eid not in before
+            or before[eid].model_dump(exclude={"computed_at"})
+            != st.model_dump(exclude={"computed_at"})
+        ]
+        self.records.put_standings(moved)
+        return computed
+
+    def _summarize_stored(self, estimate_id: str) -> VersionSummary | None:
+        """The headline of a version stored before headlines were kept, kept now."""
+        definition = self.records.get_estimate_definition(estimate_id)
+        latest = self.records.get_version(estimate_id)
+        if definition is None or latest is None:
+            return None
+        try:
+            scope = _scope(self._input(definition))
+        except (DomainError, NotFound):
+            scope = None
+        summary = summary_of(latest, scope)
+        self.records.set_summary(estimate_id, summary)
+        return summary
+
     def alternative(self, found: EstimateVersion) -> Alternative | None:
         """The break-even of a PENDING estimate against the cheapest fully priced comparable
-        estimate of its workload (their latest versions), as a comparison computes it; None
-        for an estimate with no PENDING price."""
-        from trncost.estimate import rank
+        estimate of its workload, as stored with its standing; None for an estimate with no
+        PENDING price."""
         from trncost.report.break_even import Alternative
 
-        mine = found.estimate
-        if mine.status != "incomplete":
+        if found.estimate.status != "incomplete":
             return None
-        definition = self.records.get_estimate_definition(found.estimate_id)
-        if definition is None:
+        st = self.standing(found.estimate_id, found.estimate.workload_id)
+        if st is None:
             return None
-        pairs = []
-        for other in self.records.estimate_definitions(mine.workload_id):
-            if other.estimate_id == found.estimate_id:
-                continue
-            latest = self.records.get_version(other.estimate_id)
-            if latest is not None:
-                pairs.append((other, latest))
-        inputs = _Inputs(self, mine.workload_id)
-        # one per candidate label (the ranking names candidates by label): the cheapest
-        others: dict[str, tuple[EstimateInput, Estimate, str]] = {}
-        for other, latest in sorted(pairs, key=lambda p: _cost_key(p[1].estimate)):
-            label = latest.estimate.candidate.label
-            if label != mine.candidate.label and label not in others:
-                others[label] = (inputs.of(other), latest.estimate, other.estimate_id)
-        try:
-            comparison = rank([(inputs.of(definition), mine)] + [o[:2] for o in others.values()])
-        except DomainError:
-            return Alternative(None, considered=len(pairs))
-        found_be = next(
-            (b for b in comparison.break_evens if b.candidate_id == mine.candidate.label), None
-        )
-        against = others.get(found_be.against) if found_be and found_be.against else None
         return Alternative(
-            found_be,
-            against_estimate_id=against[2] if against else None,
-            against_total_usd=against[1].total_usd if against else None,
-            considered=len(pairs),
+            st.break_even,
+            against_estimate_id=st.against_estimate_id,
+            against_total_usd=st.against_total_usd,
+            considered=st.considered,
         )
 
     def snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
@@ -325,9 +407,12 @@ class EstimateService:
             estimate=result,
             created_by=created_by,
             range=estimate_range(inp, result),
+            decision=estimate_decision(inp, result),
         )
-        # the definition and its first version together: never one without the other
-        self.records.put_estimate(definition, first)
+        # the definition and its first version together, with the version's headline (what a
+        # list page reads): never one without the other
+        self.records.put_estimate(definition, first, summary_of(first, _scope(inp)))
+        self.restand(workload_id)
         return first
 
     def recompute(
@@ -368,8 +453,10 @@ class EstimateService:
                 created_by=definition.created_by,
                 changes=moved,
                 range=estimate_range(inp, result),
+                decision=estimate_decision(inp, result),
             )
             if self.records.put_version(version):
+                self.records.set_summary(eid, summary_of(version, _scope(inp)))
                 return Refreshed(eid, version.version, reason)
         raise RuntimeError(f"estimate {eid}: versions kept changing under {attempts} refreshes")
 
@@ -402,7 +489,10 @@ class EstimateService:
         return self.records.refresh_failures(estimate_id)
 
     def refresh_workload(self, workload_id: str, reason: str) -> list[Refreshed]:
-        return [self.refresh_one(d, reason) for d in self.records.readable_definitions(workload_id)]
+        done = [self.refresh_one(d, reason) for d in self.records.readable_definitions(workload_id)]
+        if any(r.version is not None for r in done):
+            self.restand(workload_id)
+        return done
 
     def refresh_for_snapshot(self, previous_id: str | None, new_id: str) -> list[Refreshed]:
         """Recompute estimates that follow the latest prices and were made with another
@@ -413,9 +503,14 @@ class EstimateService:
         while True:
             ids, cursor = self.records.workload_ids(limit=100, cursor=cursor)
             for workload_id in ids:
-                for definition in self.records.readable_definitions(workload_id):
-                    if self._follows_other_snapshot(definition, new_id):
-                        done.append(self.refresh_one(definition, trigger))
+                mine = [
+                    self.refresh_one(definition, trigger)
+                    for definition in self.records.readable_definitions(workload_id)
+                    if self._follows_other_snapshot(definition, new_id)
+                ]
+                if any(r.version is not None for r in mine):
+                    self.restand(workload_id)
+                done += mine
             if cursor is None:
                 return done
 
@@ -431,38 +526,6 @@ class EstimateService:
         except ValidationError:
             return True  # a stored version that no longer validates: recompute it
         return latest is None or latest.estimate.snapshot_id != new_id
-
-
-def _cost_key(est: Estimate) -> tuple[int, Decimal]:
-    """Fully priced estimates first, cheapest first."""
-    total = est.total_usd
-    return (0, total) if total is not None else (1, Decimal(0))
-
-
-class _Inputs:
-    """The estimate inputs of one workload's estimates, its workload, trials and snapshots
-    read once."""
-
-    def __init__(self, service: EstimateService, workload_id: str) -> None:
-        self.service = service
-        workload = service.records.get_workload(workload_id)
-        if workload is None:
-            raise NotFound(f"workload {workload_id} not found")
-        self.workload = workload
-        self.trials = service.records.all_trials(workload_id)
-        self.snapshots: dict[str | None, PriceSnapshot] = {}
-
-    def of(self, definition: EstimateDefinition) -> EstimateInput:
-        key = definition.snapshot_id
-        if key not in self.snapshots:
-            self.snapshots[key] = self.service.snapshot(key)
-        return EstimateInput(
-            workload=self.workload,
-            candidate=definition.candidate,
-            trials=self.trials,
-            prices=self.snapshots[key],
-            assumptions=definition.assumptions,
-        )
 
 
 def _reason(exc: BaseException) -> str:

@@ -14,14 +14,16 @@ from boto3.dynamodb.conditions import Key
 from pydantic import TypeAdapter, ValidationError
 
 from trncost.errors import Conflict, first_validation_error
-from trncost.model import Estimate, Range, Retraction, TrialRun, Workload
+from trncost.model import Decision, Estimate, Range, Retraction, TrialRun, Workload
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
     EstimateVersion,
     Page,
     RefreshFailure,
+    Standing,
     UnreadableDefinition,
+    VersionSummary,
 )
 from trncost.store.base import (
     Repository,
@@ -35,6 +37,7 @@ from trncost.store.schema import (
     ESTIMATE_DEF_SK,
     LEGACY_TRIAL_SK,
     REFRESH_FAILURE_PREFIX,
+    STANDING_SK,
     TABLE,
     WORKLOAD_SK,
     WORKLOADS_GSI_PK,
@@ -265,12 +268,21 @@ class RecordStore(Repository):
         if not self.put_new(_definition_item(definition)):
             raise Conflict(f"estimate {definition.estimate_id} exists")
 
-    def put_estimate(self, definition: EstimateDefinition, first: EstimateVersion) -> None:
-        """A new estimate: its definition and its first version in one transaction, so a
-        definition is never stored without a version to read (Conflict if the id is taken)."""
+    def put_estimate(
+        self,
+        definition: EstimateDefinition,
+        first: EstimateVersion,
+        summary: VersionSummary | None = None,
+    ) -> None:
+        """A new estimate: its definition (with the first version's headline, `summary`, what a
+        list page reads) and its first version in one transaction, so a definition is never
+        stored without a version to read (Conflict if the id is taken)."""
+        definition_item = _definition_item(definition)
+        if summary is not None:
+            definition_item |= {"latest": summary.model_dump_json(), "latest_version": 1}
         written = self.put_together(
             [
-                (_definition_item(definition), "attribute_not_exists(pk)"),
+                (definition_item, "attribute_not_exists(pk)"),
                 (_version_item(first), "attribute_not_exists(pk)"),
             ]
         )
@@ -294,6 +306,79 @@ class RecordStore(Repository):
             KeyConditionExpression=Key("gsi1pk").eq(gsi1pk),
         )
         return Page([_definition(i) for i in items], encode_cursor(last))
+
+    def list_estimates(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
+        """One page of the workload's estimates, in estimate id order: each item a pair
+        (definition or UnreadableDefinition, its latest version's headline or None when it was
+        stored before headlines were kept). One query, whatever the workload's size."""
+        gsi1pk = workload_estimates_gsi_pk(workload_id)
+        items, last = self.query_page(
+            limit,
+            decode_cursor(cursor, gsi1pk=gsi1pk),
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(gsi1pk),
+        )
+        return Page([(_definition(i), _summary(i)) for i in items], encode_cursor(last))
+
+    def summaries(self, workload_id: str) -> list[tuple[str, VersionSummary | None]]:
+        """Every estimate of the workload: its id and its latest version's headline (None:
+        stored before headlines were kept), without the definitions."""
+        items = self.query_all(
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_estimates_gsi_pk(workload_id)),
+            ProjectionExpression="pk, latest",
+        )
+        return [(str(i["pk"]).removeprefix("ESTIMATE#"), _summary(i)) for i in items]
+
+    def set_summary(self, estimate_id: str, summary: VersionSummary) -> bool:
+        """Keep `summary` as the estimate's latest headline unless a later version's is kept
+        already (versions may be stored out of order by concurrent refreshes)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.table.update_item(
+                Key={"pk": estimate_pk(estimate_id), "sk": ESTIMATE_DEF_SK},
+                UpdateExpression="SET latest = :s, latest_version = :v",
+                ConditionExpression="attribute_exists(pk) AND "
+                "(attribute_not_exists(latest_version) OR latest_version < :v)",
+                ExpressionAttributeValues={":s": summary.model_dump_json(), ":v": summary.version},
+            )
+        except ClientError as exc:
+            if conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def put_standings(self, standings: list[Standing]) -> None:
+        """Store each estimate's standing (batched writes; each replaces the one before)."""
+        with self.table.batch_writer() as batch:
+            for st in standings:
+                batch.put_item(
+                    Item={
+                        "pk": estimate_pk(st.estimate_id),
+                        "sk": STANDING_SK,
+                        "standing": st.model_dump_json(),
+                    }
+                )
+
+    def get_standing(self, estimate_id: str) -> Standing | None:
+        item = self.item(estimate_pk(estimate_id), STANDING_SK)
+        return Standing.model_validate_json(item["standing"]) if item else None
+
+    def get_standings(self, estimate_ids: list[str]) -> dict[str, Standing]:
+        """The standings of `estimate_ids` (at most 100: one BatchGetItem, its unprocessed
+        keys asked again)."""
+        keys = [{"pk": estimate_pk(e), "sk": STANDING_SK} for e in estimate_ids]
+        out: dict[str, Standing] = {}
+        client = self.table.meta.client
+        while keys:
+            got = client.batch_get_item(RequestItems={self.table.name: {"Keys": keys[:100]}})
+            for item in got.get("Responses", {}).get(self.table.name, []):
+                st = Standing.model_validate_json(item["standing"])
+                out[st.estimate_id] = st
+            left = got.get("UnprocessedKeys", {}).get(self.table.name, {}).get("Keys", [])
+            keys = left + keys[100:]
+        return out
 
     def estimate_definitions(self, workload_id: str) -> list[EstimateDefinition]:
         items = self.query_all(
@@ -365,6 +450,7 @@ class RecordStore(Repository):
         known_latest: int | None = None,
         created_by: str | None = None,
         estimate_range: Range | None = None,
+        decision: Decision | None = None,
     ) -> EstimateVersion:
         """Store `estimate` (and its range) as the next version. A race for a number retries
         with the next. `known_latest` saves the first lookup when the caller knows the latest
@@ -383,6 +469,7 @@ class RecordStore(Repository):
                 estimate=estimate,
                 created_by=created_by,
                 range=estimate_range,
+                decision=decision,
             )
             if self.put_version(version):
                 return version
@@ -403,6 +490,9 @@ class RecordStore(Repository):
             created_by=item.get("created_by"),
             changes=_changes(item),
             range=Range.model_validate_json(item["range"]) if item.get("range") else None,
+            decision=Decision.model_validate_json(item["decision"])
+            if item.get("decision")
+            else None,
         )
 
     def list_versions(self, estimate_id: str) -> list[dict[str, Any]]:
@@ -443,8 +533,21 @@ def _version_item(version: EstimateVersion) -> dict[str, Any]:
         "estimate": version.estimate.model_dump_json(),
         **({"created_by": version.created_by} if version.created_by else {}),
         **({"range": version.range.model_dump_json()} if version.range else {}),
+        **({"decision": version.decision.model_dump_json()} if version.decision else {}),
         "changes": _CHANGES.dump_json(version.changes).decode(),
     }
+
+
+def _summary(item: dict[str, Any]) -> VersionSummary | None:
+    """The latest version's headline kept on a definition item (None: none kept, or one that
+    no longer validates: the list then reads the version itself)."""
+    raw = item.get("latest")
+    if not raw:
+        return None
+    try:
+        return VersionSummary.model_validate_json(raw)
+    except ValidationError:
+        return None
 
 
 def _trial_of(item: dict[str, Any]) -> TrialRun:

@@ -12,7 +12,9 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
                       (trial ids are per workload; records written before issue 13 have
                       sk TRIAL, one id across workloads: they are still read, no migration)
     estimate          pk ESTIMATE#<id>  sk DEF                gsi1 WORKLOAD#<wid>#ESTIMATES / <id>
+                      (`latest`: the latest version's headline, what a list page reads)
     estimate version  pk ESTIMATE#<id>  sk V#<000001>
+    estimate standing pk ESTIMATE#<id>  sk STANDING   (rank, break-even: stored when a version is)
     refresh failure   pk ESTIMATE#<id>  sk F#<hash of what triggered the refresh>
     comparison        pk COMPARISON#<id>  sk COMPARISON  gsi1 WORKLOAD#<wid>#COMPARISONS / <at>#<id>
     ingest claim      pk INGEST#<job>#<status>  sk CLAIM
@@ -127,6 +129,7 @@ WORKLOAD_SK = "WORKLOAD"
 WORKLOADS_GSI_PK = "WORKLOADS"
 TRIAL_SK = "TRIAL"
 ESTIMATE_DEF_SK = "DEF"
+STANDING_SK = "STANDING"
 CLAIM_SK = "CLAIM"
 REJECTED_INGEST_PK = "INGEST_REJECTED"
 
