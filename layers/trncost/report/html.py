@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from trncost.model import Estimate, Range
 from trncost.model.actuals import ActualsComparison
+from trncost.model.analysis import Decision
 from trncost.report.actuals import actuals_section
 from trncost.report.admission import admission_section
 from trncost.report.break_even import Alternative, break_even_section
 from trncost.report.breakdown import breakdown, time_split
 from trncost.report.format import esc
-from trncost.report.headline import header, headline, warnings
+from trncost.report.headline import decision_section, header, headline, warnings
 from trncost.report.inputs import inputs_section
 from trncost.report.line_items import line_items
 from trncost.report.shell import STATUS_TEXT, html_page
@@ -47,6 +48,7 @@ def render_report(
     alternative: Alternative | None = None,
     rng: Range | None = None,
     actuals: ActualsComparison | None = None,
+    decision: Decision | None = None,
 ) -> str:
     """The estimate as one self-contained HTML5 page (inline CSS and SVG, no scripts).
     `alternative`: its break-even against the best comparable estimate of the workload;
@@ -64,11 +66,13 @@ def render_report(
                 version=version,
                 created_at=created_at,
                 workload_name=workload_name,
+                decision=decision,
             ),
             "<main>",
-            headline(est, rng),
+            headline(est, rng, decision),
             actuals_section(actuals),
             break_even_section(est, alternative),
+            decision_section(decision),
             warnings(est),
             breakdown(est),
             time_split(est),

@@ -13,7 +13,7 @@ from typing import Literal, get_args
 
 from trncost.model import Estimate, Range
 from trncost.model.actuals import ActualsComparison
-from trncost.model.analysis import Analysis
+from trncost.model.analysis import Analysis, Decision
 from trncost.report.break_even import Alternative, break_even_text
 
 ReportFormat = Literal["html", "csv", "md"]
@@ -62,6 +62,7 @@ def render_estimate(
     alternative: Alternative | None = None,
     rng: Range | None = None,
     actuals: ActualsComparison | None = None,
+    decision: Decision | None = None,
 ) -> Rendered:
     """One estimate's report as `fmt` (html, csv or md); `rng`: its stored range;
     `actuals`: its "Estimate vs actual" section (the page only)."""
@@ -81,6 +82,7 @@ def render_estimate(
             alternative=alternative,
             rng=rng,
             actuals=actuals,
+            decision=decision,
         )
     elif kind == "csv":
         from trncost.report.exports import estimate_csv
@@ -98,6 +100,15 @@ def render_estimate(
             ("Created", timestamp(created_at)),
             ("Price snapshot", estimate.snapshot_id),
         ]
+        if rng is not None:
+            from trncost.report.headline import range_text
+
+            found = range_text(rng, estimate)
+            if found is not None:
+                meta.append(("P10–P90", re.sub(r"<[^>]+>", "", found[0] + "; " + found[1])))
+        if decision is not None:
+            first = "; ".join(f"{r.code}: {r.message}" for r in decision.reasons[:3])
+            meta.append(("Decision", f"{decision.action.value}" + (f" — {first}" if first else "")))
         if alternative is not None and alternative.break_even is not None:
             meta.append(("Break-even", break_even_text(alternative.break_even)))
         title = f"trncost — {workload_name or estimate.workload_id} — {estimate.candidate.label}"

@@ -66,6 +66,15 @@ a { color: inherit; }
 .status-complete { color: var(--ok); background: var(--ok-bg); border-color: var(--ok); }
 .status-incomplete { color: var(--warn); background: var(--warn-bg); border-color: var(--warn); }
 .status-infeasible { color: var(--bad); background: var(--bad-bg); border-color: var(--bad); }
+.status-complete.status-not-ready { color: var(--warn); background: var(--warn-bg);
+  border-color: var(--warn); }
+.verdict { border-left: 4px solid #1e40af; background: #f8fafc; padding: 8px 14px;
+  margin: 0 0 14px; }
+.verdict[data-action="ready_to_budget"] { border-left-color: var(--ok); }
+.verdict[data-action="pause_migration"] { border-left-color: var(--bad); }
+.verdict p { margin: 0 0 4px; }
+.first-reasons { margin: 4px 0 0; padding-left: 20px; }
+.figure .value.range { font-size: 1.35rem; }
 
 .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr));
   gap: 14px; }

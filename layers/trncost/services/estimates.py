@@ -270,7 +270,24 @@ class EstimateService:
             alternative=self.alternative(found) if fmt != "csv" else None,
             rng=found.range,
             actuals=self.actuals(estimate_id) if self.actuals and fmt == "html" else None,
+            decision=self._decision(found) if fmt != "csv" else None,
         )
+
+    def _decision(self, found: EstimateVersion) -> Decision | None:
+        """The version's decision; decided now for a version stored before decisions were
+        kept (on the evidence it was computed from, trials recorded by then)."""
+        if found.decision is not None:
+            return found.decision
+        definition = self.records.get_estimate_definition(found.estimate_id)
+        if definition is None:
+            return None
+        try:
+            inp = self._input(definition)
+        except (DomainError, NotFound):
+            return None
+        trials = self.records.trials_recorded_by(definition.workload_id, found.created_at)
+        inp = inp.model_copy(update={"trials": trials})
+        return estimate_decision(inp, found.estimate)
 
     def standing(self, estimate_id: str, workload_id: str) -> Standing | None:
         """Where the estimate stands among its workload's (stored when a version is added;
