@@ -95,9 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"reads over HTTP, local runtime (median of {args.calls} calls; goal ≤ {GOAL_MS:g} ms)"
         )
-        print(
-            f"{'estimates':>10} {'report (PENDING)':>18} {'report (complete)':>18} {'list (50)':>10}"
-        )
+        head = ("estimates", "report (PENDING)", "report (complete)", "list (50)")
+        print(f"{head[0]:>10} {head[1]:>18} {head[2]:>18} {head[3]:>10}")
         for n, pending, complete, listing in rows:
             print(f"{n:>10,} {pending:>15.1f} ms {complete:>15.1f} ms {listing:>7.1f} ms")
         worst = max(max(r[1:]) for r in rows if r[0] == max(sizes))

@@ -48,6 +48,8 @@ def test_a_complete_estimate_on_example_prices_is_never_a_green_light():
 
 
 def test_only_ready_to_budget_on_official_prices_is_green():
-    est = example_estimates()["trn2.48xlarge"].model_copy(update={"price_basis": PriceBasis.official})
+    est = example_estimates()["trn2.48xlarge"].model_copy(
+        update={"price_basis": PriceBasis.official}
+    )
     assert "status-not-ready" not in _status(render_report(est, decision=READY))
     assert "status-not-ready" in _status(render_report(est, decision=CONTINUE))
