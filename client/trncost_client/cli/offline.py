@@ -26,6 +26,7 @@ from trncost.model import (
     NextTrial,
     Range,
     Swing,
+    SwingEnd,
 )
 from trncost.model.requests import RequestFile
 from trncost_client.cli import flags
@@ -427,12 +428,21 @@ def _print_next_trial(nt: NextTrial, console: Console) -> None:
             )
 
 
+CANNOT_FINISH = "cannot finish"  # an end where failures outpace the work (the report's words)
+
+
 def _swing_line(swing: Swing) -> str:
     low, high = swing.low, swing.high
-    if low.total_usd is not None or high.total_usd is not None:
-        span = f"{money(low.total_usd)} … {money(high.total_usd)}"
-    else:
-        span = f"known part {money(low.known_usd)} … {money(high.known_usd)}"
+    total = any(e.total_usd is not None for e in (low, high))
+
+    def end(e: SwingEnd) -> str:
+        if e.infeasible:
+            return CANNOT_FINISH
+        return money(e.total_usd if total else e.known_usd)
+
+    span = f"{end(low)} … {end(high)}"
+    if not total:
+        span = f"known part {span}"
     return f"  #{swing.rank} {swing.label} ({swing.basis}): {span}"
 
 

@@ -284,7 +284,7 @@ def verdict(decision: Decision | None) -> str:
         else ""
     )
     return (
-        f'<div class="verdict" id="verdict" data-action="{decision.action.value}">'
+        f'<div class="estimate-verdict" id="verdict" data-action="{decision.action.value}">'
         f"<p><span class='muted small'>Decision for this candidate, on its own evidence:</span> "
         f"{action_badge(decision.action, ident='verdict-action')}</p>"
         f'<ul class="first-reasons">{items}</ul>{rest}</div>'
