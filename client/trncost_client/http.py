@@ -336,10 +336,13 @@ class TrncostClient:
     def report(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> str:
         """An estimate's report: the HTML page, or its line items and input table as `csv` or
         `md`."""
+        return self._report(f"/estimates/{_seg(estimate_id)}/report", version, fmt)
+
+    def _report(self, path: str, version: int | None, fmt: str) -> str:
         expected = REPORT_TYPES[fmt]
         response = self.request(
             "GET",
-            f"/estimates/{_seg(estimate_id)}/report",
+            path,
             query={"version": version, "format": None if fmt == "html" else fmt},
             accept=expected,
         )
@@ -349,6 +352,11 @@ class TrncostClient:
                 f"not {expected}"
             )
         return response.text
+
+    def comparison_report(self, comparison_id: str, fmt: str = "html") -> str:
+        """A stored comparison's report: the HTML page, or its summary, decisions, ranges,
+        runway, line items and input tables as `csv` or `md`."""
+        return self._report(f"/comparisons/{_seg(comparison_id)}/report", None, fmt)
 
     def latest_snapshot(self) -> dict[str, Any]:
         return self.get_object("/prices/snapshots/latest")

@@ -19,6 +19,8 @@
     trncost workloads [--json]                      the API's workloads
     trncost report ESTIMATE_ID [--version N] [--format html|csv|md] [--open] [--out FILE]
                                                     an estimate's HTML report (or CSV/Markdown)
+    trncost report COMPARISON_ID [--format html|csv|md] [--open] [--out FILE]
+                                                    a stored comparison's report (cmp-…)
     trncost report ESTIMATE_ID --format focus
                                                     the run's forecast as FOCUS-shaped rows
     trncost actuals import FILE|DIR … [--dry-run] [--json]

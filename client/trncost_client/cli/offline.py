@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console, JustifyMethod
+from rich.markup import escape
 from rich.table import Table
 
 from trncost import display
@@ -359,7 +360,9 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
     """One candidate: its P10/P50/P90 range, its `top` tornado rows and its decision."""
     console.rule(cand.candidate_id)
     if cand.error:
-        console.print(f"[red]not estimated:[/red] {cand.error}")
+        console.print(f"[red]not estimated:[/red] {escape(cand.error)}")
+        if cand.decision is not None:
+            console.print(f"decision: {cand.decision.action.value}", markup=False)
         return
     if cand.range is not None:
         _print_range(cand.range, console, cand.estimate)
@@ -373,7 +376,11 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
     if cand.next_trial is not None:
         _print_next_trial(cand.next_trial, console)
     if cand.decision is not None:
-        console.print(f"decision: {cand.decision.action.value}")
+        console.print(f"decision: {cand.decision.action.value}", markup=False)
+        for reason in cand.decision.reasons[:3]:  # the first reasons, as the report's headline
+            console.print(f"  {reason.code}: {reason.message}", markup=False)
+        if len(cand.decision.reasons) > 3:
+            console.print(f"  … {len(cand.decision.reasons) - 3} more (--json has them all)")
 
 
 def _print_range(rng: Range, console: Console, point: Estimate | None = None) -> None:

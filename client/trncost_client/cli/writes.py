@@ -243,7 +243,12 @@ def comparison_request(args: argparse.Namespace) -> dict[str, Any]:
 @_remote
 def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
     from trncost.model import Analysis
-    from trncost_client.cli.offline import _print_comparison_notes, _print_decision, _ranking_table
+    from trncost_client.cli.offline import (
+        _print_candidate,
+        _print_comparison_notes,
+        _print_decision,
+        _ranking_table,
+    )
 
     made = _client(args).create_comparison(args.workload, comparison_request(args))
     url, report = _where(args, made["url"]), _where(args, made["report_url"])
@@ -255,6 +260,9 @@ def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
         _print_decision(analysis.decision, console)
     console.print(_ranking_table(analysis.comparison))
     _print_comparison_notes(analysis.comparison, console)
+    # every candidate: its range, sensitivity, next trial and decision, or why it has none
+    for cand in analysis.candidates:
+        _print_candidate(cand, console, top=args.top)
     console.print(
         f"comparison {made['comparison_id']} of workload {made['workload_id']} stored at {url} "
         f"(price snapshot {made['snapshot_id']})"

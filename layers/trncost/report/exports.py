@@ -26,7 +26,6 @@ from collections.abc import Iterable, Sequence
 
 from trncost.display import input_value, number, rate, usd
 from trncost.model import Estimate, InputRow, LineItem, Provenance
-from trncost.model.analysis import Analysis
 
 CSV_COLUMNS = (
     "table",
@@ -167,11 +166,6 @@ def estimate_csv(est: Estimate) -> str:
     return _csv([(est.candidate.label, est)])
 
 
-def analysis_csv(analysis: Analysis) -> str:
-    """Every estimated candidate's line items and input table as one CSV table."""
-    return _csv([(c.candidate_id, c.estimate) for c in analysis.candidates if c.estimate])
-
-
 # -- Markdown -----------------------------------------------------------------------------------
 def md_cell(value: object) -> str:
     """A table cell: one line, pipes, backslashes and `<` escaped."""
@@ -214,27 +208,3 @@ def estimate_markdown(est: Estimate, *, title: str, meta: Sequence[tuple[str, st
     head = [f"# {_md_text(title)}\n"]
     head += [f"- {_md_text(k)}: {_md_text(v)}" for k, v in meta]
     return "\n".join([*head, "", *_md_estimate(est, "##")])
-
-
-def analysis_markdown(analysis: Analysis, *, title: str) -> str:
-    """Each candidate's line items and input table, under a summary of the candidates."""
-    summary = md_table(
-        ("candidate", "status", "cost per completed target", "time to target"),
-        (
-            (
-                c.candidate_id,
-                c.estimate.status.upper() if c.estimate else "NOT ESTIMATED",
-                total_text(c.estimate) if c.estimate else (c.error or ""),
-                f"{c.estimate.time.total_h:,.2f} h" if c.estimate and c.estimate.time else "—",
-            )
-            for c in analysis.candidates
-        ),
-    )
-    parts = [f"# {_md_text(title)}\n", "## Candidates\n", summary]
-    for c in analysis.candidates:
-        parts.append(f"\n## {_md_text(c.candidate_id)}\n")
-        if c.estimate is None:
-            parts.append(f"Not estimated: {_md_text(c.error or '')}\n")
-            continue
-        parts += _md_estimate(c.estimate, "###")
-    return "\n".join(parts)

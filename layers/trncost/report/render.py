@@ -135,11 +135,11 @@ def render_analysis(
             analysis, workload_name=workload_name, workload_id=workload_id
         )
     elif kind == "csv":
-        from trncost.report.exports import analysis_csv
+        from trncost.report.analysis_exports import analysis_csv
 
         body = analysis_csv(analysis)
     else:
-        from trncost.report.exports import analysis_markdown
+        from trncost.report.analysis_exports import analysis_markdown
 
         title = f"trncost — {workload_name or workload_id or 'workload'} — comparison"
         body = analysis_markdown(analysis, title=title)
