@@ -79,8 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         with log.open("wb") as out:
             if "RUN_ARGS" in makefile:
                 command = ["make", "run", f"RUN_ARGS=--port {port}"]
-                server = subprocess.Popen(command, cwd=clone, env=env, stdout=out,
-                                          stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+                server = subprocess.Popen(
+                    command, cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
             else:  # before RUN_ARGS: its make builds the venv, its serve runs on our port
                 subprocess.run(["make", ".venv/.trncost.stamp"], cwd=clone, env=env, stdout=out,
                                stderr=subprocess.STDOUT, check=True)  # fmt: skip
@@ -109,9 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             f"fresh clone of {args.ref} ({commit[:10]}) → make run, {os.cpu_count()} cores, {cache}"
         )
         print(f"  clone:                      {cloned:6.1f} s")
-        print(
-            f"  serving (venv built, seeded): {serving if serving is not None else float('nan'):6.1f} s"
-        )
+        up = serving if serving is not None else float("nan")
+        print(f"  serving (venv built, seeded): {up:6.1f} s")
         if report is None:
             print(f"  no answer within {args.timeout:g} s")
             return 1

@@ -1,5 +1,7 @@
 """The `trncost` command.
 
+    trncost init DIR [--force]                      a workload's request files to fill in,
+                                                    every field documented in DIR/README.md
     trncost estimate FILE [--json] [--candidate INSTANCE_TYPE] [--no-inputs]
                                                     offline: the API's services on a file
     trncost compare FILE [--seed N] [--samples N] [--top N] [--json] [--html FILE]

@@ -454,7 +454,32 @@ def _swing_line(swing: Swing) -> str:
 
 
 # -- the commands -----------------------------------------------------------------------------
+def cmd_init(args: argparse.Namespace, console: Console) -> int:
+    """Write a workload's request files into DIR, every field documented in its README."""
+    from trncost_client.scaffold import scaffold
+
+    written = scaffold(Path(args.dir).expanduser(), force=args.force)
+    for path in written:
+        console.print(f"wrote {path}", markup=False)
+    request = written[0]
+    console.print(
+        f"every field is documented in {written[-1]}; try: trncost estimate {request}",
+        markup=False,
+    )
+    return 0
+
+
 def add_commands(sub: SubParsers) -> None:
+    init = sub.add_parser(
+        "init",
+        help="write a workload's request files to fill in (every field in DIR/README.md)",
+        description="Write DIR/estimate.json, workload.json, trials.json and prices.json (plain "
+        "JSON that already answers: trncost estimate DIR/estimate.json) and DIR/README.md, "
+        "which says what to change and documents every field of each file.",
+    )
+    init.add_argument("dir", metavar="DIR")
+    init.add_argument("--force", action="store_true", help="overwrite files already there")
+    init.set_defaults(handler=cmd_init)
     est = sub.add_parser("estimate", help="estimate every candidate in a request file")
     est.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")
     est.add_argument("--json", action="store_true", help="print the estimates as JSON")
