@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from trncost.model.analysis import Analysis, CandidateAnalysis, MoneyPercentiles, Runway
 from trncost.report.exports import (
     CSV_COLUMNS,
-    _csv_rows,
-    _md_estimate,
-    _md_text,
     csv_cell,
+    csv_rows,
+    md_estimate,
     md_table,
+    md_text,
     total_text,
 )
 from trncost.report.format import usd
@@ -105,7 +105,7 @@ def analysis_csv(analysis: Analysis) -> str:
     for c in analysis.candidates:
         rows = list(_extra_rows(analysis, c))
         if c.estimate is not None:
-            rows += list(_csv_rows(c.candidate_id, c.estimate))
+            rows += list(csv_rows(c.candidate_id, c.estimate))
         for r in rows:
             writer.writerow([csv_cell(x) for x in r])
     return out.getvalue()
@@ -116,14 +116,14 @@ def _md_candidate(c: CandidateAnalysis) -> list[str]:
     band, what = _band(c)
     if band is not None and c.range is not None:
         parts.append(
-            f"**Range ({_md_text(what)}):** P50 {_md_text(usd(band.p50))} · P10–P90 "
-            f"{_md_text(usd(band.p10))} – {_md_text(usd(band.p90))} "
+            f"**Range ({md_text(what)}):** P50 {md_text(usd(band.p50))} · P10–P90 "
+            f"{md_text(usd(band.p10))} – {md_text(usd(band.p90))} "
             f"({c.range.samples:,} draws; p infeasible {c.range.p_infeasible:.1%})\n"
         )
     if c.decision is not None:
-        parts.append(f"**Decision:** {_md_text(c.decision.action.value)}\n")
+        parts.append(f"**Decision:** {md_text(c.decision.action.value)}\n")
         parts += [
-            f"- {_md_text(r.code)} ({_md_text(r.action.value)}): {_md_text(r.message)}"
+            f"- {md_text(r.code)} ({md_text(r.action.value)}): {md_text(r.message)}"
             for r in c.decision.reasons
         ]
         parts.append("")
@@ -133,16 +133,16 @@ def _md_candidate(c: CandidateAnalysis) -> list[str]:
         if c.runway.uncovered:
             parts.append(
                 "Not covered: "
-                + _md_text(", ".join(f"{u.name} ({usd(u.amount_usd)})" for u in c.runway.uncovered))
+                + md_text(", ".join(f"{u.name} ({usd(u.amount_usd)})" for u in c.runway.uncovered))
                 + "\n"
             )
     best = c.next_trial.best if c.next_trial is not None else None
     if best is not None:
         parts.append(
-            f"**Next trial worth running:** {_md_text(best.phase)} at {best.instance_count} "
+            f"**Next trial worth running:** {md_text(best.phase)} at {best.instance_count} "
             f"instances, ~{best.expected_instance_hours:,.1f} instance-h "
-            f"({_md_text(usd(best.expected_cost_usd))}), {best.narrower_by:.0%} narrower: "
-            f"{_md_text(best.why)}\n"
+            f"({md_text(usd(best.expected_cost_usd))}), {best.narrower_by:.0%} narrower: "
+            f"{md_text(best.why)}\n"
         )
     return parts
 
@@ -152,18 +152,18 @@ def analysis_markdown(analysis: Analysis, *, title: str) -> str:
     migration decision, then per candidate its range, decision, runway, next trial, line items
     and input table."""
     summary = md_table(SUMMARY_COLUMNS, (_summary_cells(analysis, c) for c in analysis.candidates))
-    parts = [f"# {_md_text(title)}\n", "## Candidates\n", summary]
+    parts = [f"# {md_text(title)}\n", "## Candidates\n", summary]
     if analysis.decision is not None:
         d = analysis.decision
         parts.append(
-            f"\n**Migration decision:** {_md_text(d.action.value)}, from "
-            f"{_md_text(d.candidate_id)}: {_md_text(d.summary)}\n"
+            f"\n**Migration decision:** {md_text(d.action.value)}, from "
+            f"{md_text(d.candidate_id)}: {md_text(d.summary)}\n"
         )
     for c in analysis.candidates:
-        parts.append(f"\n## {_md_text(c.candidate_id)}\n")
+        parts.append(f"\n## {md_text(c.candidate_id)}\n")
         if c.estimate is None:
-            parts.append(f"Not estimated: {_md_text(c.error or '')}\n")
+            parts.append(f"Not estimated: {md_text(c.error or '')}\n")
             continue
         parts += _md_candidate(c)
-        parts += _md_estimate(c.estimate, "###")
+        parts += md_estimate(c.estimate, "###")
     return "\n".join(parts)
