@@ -429,7 +429,13 @@ class EstimateService:
         # the definition and its first version together, with the version's headline (what a
         # list page reads): never one without the other
         self.records.put_estimate(definition, first, summary_of(first, _scope(inp)))
-        self.restand(workload_id)
+        try:  # the estimate is stored: a failure from here on must not answer 503
+            self.restand(workload_id)
+        except Exception as exc:  # noqa: BLE001 - the next version (or its first report) ranks
+            if not infrastructure_failure(exc):
+                raise
+            eid = definition.estimate_id
+            log.warning("estimate %s stored; the workload's standings were not: %s", eid, exc)
         return first
 
     def recompute(
@@ -450,6 +456,9 @@ class EstimateService:
                 inp = self._input(definition)
                 fp = fingerprint(inp, definition)
                 if latest is not None and latest.fingerprint == fp:
+                    # a refresh retried after its version was stored: its headline too
+                    if self.records.summary_version(eid) < latest.version:
+                        self.records.set_summary(eid, summary_of(latest, _scope(inp)))
                     return Refreshed(eid, None, "inputs unchanged")
                 # its overrides were checked when it was created; a refresh never stalls on them
                 result = estimate(inp, check_price_overrides=False)
@@ -507,7 +516,7 @@ class EstimateService:
 
     def refresh_workload(self, workload_id: str, reason: str) -> list[Refreshed]:
         done = [self.refresh_one(d, reason) for d in self.records.readable_definitions(workload_id)]
-        if any(r.version is not None for r in done):
+        if done:  # always: a retried refresh stands what its first try stored and did not stand
             self.restand(workload_id)
         return done
 

@@ -349,6 +349,15 @@ class RecordStore(Repository):
             raise
         return True
 
+    def summary_version(self, estimate_id: str) -> int:
+        """The version whose headline the definition item keeps (0: none kept)."""
+        found = self.table.get_item(
+            Key={"pk": estimate_pk(estimate_id), "sk": ESTIMATE_DEF_SK},
+            ProjectionExpression="latest_version",
+            ConsistentRead=True,
+        ).get("Item")
+        return int(found["latest_version"]) if found and "latest_version" in found else 0
+
     def put_standings(self, standings: list[Standing]) -> None:
         """Store each estimate's standing (batched writes; each replaces the one before)."""
         with self.table.batch_writer() as batch:
