@@ -4,8 +4,8 @@ List items in their real format, read by trncost's own parser, each usage throug
 from __future__ import annotations
 
 import importlib.util
-import sys
 import re
+import sys
 from decimal import Decimal
 
 from tests.support.examples import ROOT
