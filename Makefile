@@ -8,8 +8,15 @@ STAGE ?= dev
 PYTEST_ARGS ?=
 
 VENV := .venv
+# What `make run` needs (requirements-run.txt), and everything else (synth, deploy, tests).
+RUN_STAMP := $(VENV)/.trncost-run.stamp
 VENV_STAMP := $(VENV)/.trncost.stamp
 NODE_STAMP := node_modules/.trncost.stamp
+# uv installs the pinned requirements (in parallel, from its cache): itself pinned, from PyPI.
+UV_VERSION := 0.13.9
+UV := $(VENV)/bin/uv
+UV_PIP := $(UV) pip install --quiet --python $(VENV)/bin/python
+RUN_ARGS ?=
 CDK := npx --no-install cdk
 
 # jsii (the bridge aws-cdk-lib runs on) warns on every call about Node 20; CDK CLI telemetry off.
@@ -22,10 +29,18 @@ help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 	@echo "  variables: PYTHON=$(PYTHON) STAGE=$(STAGE) PYTEST_ARGS=$(PYTEST_ARGS)"
 
-$(VENV_STAMP): requirements.txt requirements-dev.txt layers/trncost/requirements.txt pyproject.toml
+$(UV):
 	[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r requirements-dev.txt
-	$(VENV)/bin/pip install -q --no-build-isolation --no-deps -e .
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+# the runtime alone: the CLI and `make run` (no CDK, no test tools)
+$(RUN_STAMP): requirements-run.txt layers/trncost/requirements.txt pyproject.toml | $(UV)
+	$(UV_PIP) -r requirements-run.txt
+	$(UV_PIP) --no-build-isolation --no-deps -e .
+	touch $@
+
+$(VENV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
+	$(UV_PIP) -r requirements-dev.txt
 	touch $@
 
 # checkov in a virtualenv of its own (its pins clash with ours); the infra tests run it.
@@ -54,8 +69,8 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-run: $(VENV_STAMP) ## serve the API locally on http://127.0.0.1:8080 (embedded AWS, example seeded)
-	$(VENV)/bin/trncost serve
+run: $(RUN_STAMP) ## serve the API locally on http://127.0.0.1:8080 (embedded AWS, example seeded; RUN_ARGS="--port N")
+	$(VENV)/bin/trncost serve $(RUN_ARGS)
 
 test: export AWS_DEFAULT_REGION := us-east-1
 test: export AWS_ACCESS_KEY_ID := testing
@@ -72,7 +87,7 @@ test-fast: export AWS_SECRET_ACCESS_KEY := testing
 test-fast: $(VENV_STAMP) ## the inner loop: the unit tier without infra and slow tests (< 30 s)
 	$(VENV)/bin/python -m pytest -q -m "not infra and not slow" $(PYTEST_ARGS) tests/unit
 
-bench: $(VENV_STAMP) ## print the benchmark figures (estimate, prices, ingest, API, analysis, trial logs, billing exports, JSON check)
+bench: $(VENV_STAMP) ## print the benchmark figures (estimate, prices, ingest, API, analysis, trial logs, billing exports, JSON check, reads)
 	$(VENV)/bin/python benchmarks/bench_estimate.py
 	$(VENV)/bin/python benchmarks/bench_prices.py
 	$(VENV)/bin/python benchmarks/bench_ingest.py
@@ -81,6 +96,7 @@ bench: $(VENV_STAMP) ## print the benchmark figures (estimate, prices, ingest, A
 	$(VENV)/bin/python benchmarks/bench_logs.py
 	$(VENV)/bin/python benchmarks/bench_actuals.py
 	$(VENV)/bin/python benchmarks/bench_safejson.py
+	$(VENV)/bin/python benchmarks/bench_reads.py
 
 calibrate: $(VENV_STAMP) ## P10–P90 coverage and P50 error against public multi-scale training results
 	$(VENV)/bin/python benchmarks/calibrate.py

@@ -75,12 +75,14 @@ BUDGET_NAMES = "trncost-*"  # trncost.billing.budgets.budget_name
 PERSONAS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "reader": ("read everything (GET only: it stores and computes nothing new)", (("GET", "/*"),)),
     "trial-writer": (
-        "create workloads, record trials and import their logs, create estimates and "
-        "comparisons (stored; the comparison report renders one), import billed actuals",
+        "create workloads, record trials and import their logs, retract (correct) them, "
+        "create estimates and comparisons (stored; the comparison report renders one), import "
+        "billed actuals",
         (
             ("POST", "/workloads"),
             ("POST", "/workloads/*/trials"),
             ("POST", "/workloads/*/trials/import"),
+            ("POST", "/workloads/*/retract"),  # a workload, or one of its trials (* spans /)
             ("POST", "/workloads/*/estimates"),
             ("POST", "/actuals"),
             ("POST", "/workloads/*/comparisons"),

@@ -307,6 +307,19 @@ class TrncostClient:
     def import_trial(self, workload_id: str, trial: Mapping[str, Any]) -> dict[str, Any]:
         return self.post_object(f"/workloads/{_seg(workload_id)}/trials", trial)
 
+    def retract_trial(self, workload_id: str, trial_id: str, reason: str) -> dict[str, Any]:
+        return self.post_object(
+            f"/workloads/{_seg(workload_id)}/trials/{_seg(trial_id)}/retract", {"reason": reason}
+        )
+
+    def retract_workload(
+        self, workload_id: str, reason: str, superseded_by: str | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"reason": reason}
+        if superseded_by:
+            body["superseded_by"] = superseded_by
+        return self.post_object(f"/workloads/{_seg(workload_id)}/retract", body)
+
     def create_comparison(self, workload_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
         """Store a comparison (201, or 200 when the same one was stored before)."""
         return self.post_object(f"/workloads/{_seg(workload_id)}/comparisons", request)
@@ -336,10 +349,13 @@ class TrncostClient:
     def report(self, estimate_id: str, version: int | None = None, fmt: str = "html") -> str:
         """An estimate's report: the HTML page, or its line items and input table as `csv` or
         `md`."""
+        return self._report(f"/estimates/{_seg(estimate_id)}/report", version, fmt)
+
+    def _report(self, path: str, version: int | None, fmt: str) -> str:
         expected = REPORT_TYPES[fmt]
         response = self.request(
             "GET",
-            f"/estimates/{_seg(estimate_id)}/report",
+            path,
             query={"version": version, "format": None if fmt == "html" else fmt},
             accept=expected,
         )
@@ -349,6 +365,11 @@ class TrncostClient:
                 f"not {expected}"
             )
         return response.text
+
+    def comparison_report(self, comparison_id: str, fmt: str = "html") -> str:
+        """A stored comparison's report: the HTML page, or its summary, decisions, ranges,
+        runway, line items and input tables as `csv` or `md`."""
+        return self._report(f"/comparisons/{_seg(comparison_id)}/report", None, fmt)
 
     def latest_snapshot(self) -> dict[str, Any]:
         return self.get_object("/prices/snapshots/latest")

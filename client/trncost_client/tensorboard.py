@@ -51,9 +51,17 @@ def _scalar(event: Any) -> list[tuple[str, float]]:
 
 def read_event_file(path: str, name: str, timeline: Timeline) -> FileResult:
     """One event file into `timeline`; steps grouped by their step number."""
-    from tensorboard.backend.event_processing.event_file_loader import (  # type: ignore[import-untyped]
-        EventFileLoader,
-    )
+    try:
+        from tensorboard.backend.event_processing.event_file_loader import (  # type: ignore[import-untyped]
+            EventFileLoader,
+        )
+    except ImportError:  # `make run` installs only what the runtime needs (requirements-run.txt)
+        from trncost.errors import ClientError
+
+        raise ClientError(
+            f"{name}: reading TensorBoard event files needs the tensorboard package: "
+            ".venv/bin/pip install -r requirements.txt (or make test, which installs it)"
+        ) from None
 
     timeline.use(name, NAME)
     count = matched = 0

@@ -5,7 +5,8 @@ getBoundingClientRect.
 Pages: the example's single-estimate reports served by `trncost serve` (trn2: COMPLETE, trn3:
 waiting on a PENDING price), the comparison report the API renders for the example's
 candidates, and the analysis page `trncost compare --html` writes. On each, at each width:
-nothing is wider than the viewport and nothing scrolls sideways; every cell of the line items
+nothing is wider than the viewport and nothing scrolls sideways; every chart label is legible
+(inside its chart, not on another label, tall enough to read); every cell of the line items
 and the input tables (value, unit, provenance, source, and the line items' quantity, rate and
 amount) lies inside the viewport, is not clipped, and no row is absurdly tall. Screenshots of
 every page at every width are kept in test-artifacts/ (or $TRNCOST_TEST_ARTIFACTS); the path
@@ -128,11 +129,41 @@ def check_layout(layout: Layout, page: str, width: int) -> None:
                 assert cell["overflow"] <= 1, f"{where}: {name}.{col} is clipped: {cell}"
 
 
+MIN_LABEL_PX = 9  # a chart label shorter than this is not legible
+
+
+def _overlap(a: dict, b: dict) -> float:
+    w = min(a["right"], b["right"]) - max(a["left"], b["left"])
+    h = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def check_chart_labels(layout: Layout, page: str, width: int) -> None:
+    """Every chart label is legible: inside its chart (not clipped), tall enough to read, and
+    lying on no other label (axis ticks, row names, values)."""
+    where = f"{page} at {width} px ({layout.screenshot})"
+    for name, chart in layout.charts.items():
+        box, labels = chart["box"], chart["labels"]
+        for lab in labels:
+            assert lab["height"] >= MIN_LABEL_PX, f"{where}: {name} label {lab} is too small"
+            inside = (
+                lab["left"] >= box["left"] - 1 and lab["right"] <= box["right"] + 1
+                and lab["top"] >= box["top"] - 1 and lab["bottom"] <= box["bottom"] + 1
+            )  # fmt: skip
+            assert inside, f"{where}: {name} label {lab['text']!r} is cut at the chart's edge"
+        for i, a in enumerate(labels):
+            for b in labels[i + 1 :]:
+                assert _overlap(a, b) <= 2.0, (
+                    f"{where}: {name} labels {a['text']!r} and {b['text']!r} overlap"
+                )
+
+
 def _measure_all(browser, shots: Path, url: str, page: str) -> dict[int, Layout]:
     out = {}
     for width in WIDTHS:
         layout = browser.measure(url, width, shots / f"{page}-{width}.png")
         check_layout(layout, page, width)
+        check_chart_labels(layout, page, width)
         out[width] = layout
     return out
 
@@ -182,3 +213,35 @@ def test_the_analysis_page_fits_1024_to_1440(browser, shots, tmp_path):
     layouts = _measure_all(browser, shots, path.as_uri(), "analysis")
     assert len(layouts[1280].tables) == len(json.loads(EXAMPLE.read_text())["candidates"])
     assert EXAMPLE_DIR.exists()
+
+
+def test_the_70b_analysis_and_a_scaling_fit_keep_every_chart_label_legible(
+    browser, shots, tmp_path
+):
+    """Large totals (the 70B example's millions) and a candidate with a scaling fit and a
+    credits runway: every chart's labels stay whole and apart at 1024–1440 px."""
+    from tests.support.examples import ROOT as repo
+    from tests.unit.test_analysis_report import NAME, _scaled_trn2
+    from trncost.estimate import analyse
+    from trncost.model.analysis import Credits
+    from trncost.report.analysis import render_analysis_report
+    from trncost_client.requestfile import load_request_file, request_inputs
+
+    seventy = request_inputs(load_request_file(repo / "examples" / "llama-70b" / "estimate.json"))
+    eight = request_inputs(load_request_file(EXAMPLE))
+    credits = Credits(amount_usd="100000", expires_on="2027-06-30", targets_per_month=2)
+    pages = {
+        "analysis-70b": analyse(seventy, seed=1, samples=2000),
+        "analysis-scaling": analyse(
+            [*eight, _scaled_trn2(eight[0])], seed=1, samples=2000, credits=credits,
+            as_of="2026-11-02",
+        ),
+    }  # fmt: skip
+    for page, analysis in pages.items():
+        path = tmp_path / f"{page}.html"
+        path.write_text(render_analysis_report(analysis, workload_name=NAME), encoding="utf-8")
+        layouts = _measure_all(browser, shots, path.as_uri(), page)
+        charts = layouts[1280].charts
+        assert any(k.startswith("side-by-side") for k in charts), charts.keys()
+        if page == "analysis-scaling":
+            assert any("scaling" in k for k in charts), charts.keys()

@@ -91,7 +91,7 @@ def test_trial_add_takes_one_trial_or_a_list(url, capsys, tmp_path):
     assert "nope" in _error(capsys.readouterr().err)
 
 
-def test_compare_on_the_api_is_stored_and_prints_its_report_url(url, capsys):
+def test_compare_on_the_api_is_stored_and_prints_its_report_url(url, capsys, tmp_path):
     api = TrncostClient(url)
     assert main(["workload", "create", str(EXAMPLE_DIR / "workload.json"), "--url", url]) == 0
     assert main(["trial", "add", str(EXAMPLE_DIR / "trials.json"), "--url", url]) == 0
@@ -108,6 +108,18 @@ def test_compare_on_the_api_is_stored_and_prints_its_report_url(url, capsys):
     assert f"report: {url}/comparisons/{cid}/report" in out
     for instance_type in ("trn2.48xlarge", "trn3.48xlarge", "p5.48xlarge"):
         assert instance_type in out
+    # every candidate's range, sensitivity, next trial and decision, as offline
+    assert out.count("P10–P90") >= 3 and out.count("decision: ") >= 3
+    assert "  #1 " in out and "next trial worth running" in out
+    # and the stored comparison is fetched by the report command, in every format
+    for fmt in ("html", "csv", "md"):
+        path = tmp_path / f"cmp.{fmt}"
+        argv = ["report", cid, "--url", url, "--format", fmt, "--out", str(path)]
+        assert main(argv) == 0
+        assert f"of comparison {cid} written to" in capsys.readouterr().out
+        assert path.stat().st_size > 1000
+    assert "decision_reason" in (tmp_path / "cmp.csv").read_text()
+    assert main(["report", cid, "--url", url, "--version", "2"]) == 2
     record = api.get_object(f"/comparisons/{cid}")
     assert record["request"]["samples"] == 1000
     assert len(record["request"]["candidates"]) == 3  # the file's candidates, its assumptions

@@ -173,9 +173,42 @@ def test_a_stored_comparisons_report_in_every_format(api):
     status, text, headers = api("GET", path, query={"format": "csv"})
     assert status == 200 and headers["Content-Type"] == "text/csv; charset=utf-8"
     assert stored["comparison_id"] in headers["Content-Disposition"]
-    assert {r["table"] for r in csv.DictReader(io.StringIO(text))} == {"line_item", "input"}
+    rows = list(csv.DictReader(io.StringIO(text)))
+    # what the page's first screen says comes first: the summary, range and decision
+    assert {"summary", "range", "decision", "decision_reason", "line_item", "input"} <= {
+        r["table"] for r in rows
+    }
+    decided = {r["candidate"]: r["label"] for r in rows if r["table"] == "decision"}
+    analysis = stored["analysis"]
+    assert decided == {c["candidate_id"]: c["decision"]["action"] for c in analysis["candidates"]}
+    p50 = {
+        r["candidate"]: r["amount_usd"] for r in rows if r["table"] == "range" and r["id"] == "p50"
+    }
+    for c in analysis["candidates"]:
+        band = c["range"]["total_usd"] or c["range"]["known_usd"]
+        assert p50[c["candidate_id"]] == str(band["p50"])
     status, md, headers = api("GET", path, query={"format": "md"})
     assert status == 200 and headers["Content-Type"] == "text/markdown; charset=utf-8"
     assert md.count("### Input table") == 2
+    assert md.count("**Decision:**") == 2 and md.count("**Range (") == 2
+    assert "| candidate | status | point | P50 | P10–P90 | p cheapest |" in md
     status, err, _ = api("GET", path, query={"format": "docx"})
     assert status == 422 and err["fields"] == ["format"]
+
+
+def test_a_comparison_with_credits_exports_its_runway(api):
+    seed(api)
+    credits = {"amount_usd": "100000", "expires_on": "2027-03-01", "as_of": "2026-10-15"}
+    body = {"candidates": [{"candidate": TRN2}], "samples": 1000, "credits": credits}
+    status, stored, _ = api("POST", "/workloads/wl-rep/comparisons", body)
+    assert status == 201, stored
+    path = f"/comparisons/{stored['comparison_id']}/report"
+    status, text, _ = api("GET", path, query={"format": "csv"})
+    runway = {
+        r["id"]: r["value"] for r in csv.DictReader(io.StringIO(text)) if r["table"] == "runway"
+    }
+    expected = stored["analysis"]["candidates"][0]["runway"]
+    assert runway["targets_on_credits"] == str(expected["targets_on_credits"])
+    assert runway["limited_by"] == expected["limited_by"]
+    status, md, _ = api("GET", path, query={"format": "md"})
+    assert "**Credits runway**" in md and "targets_on_credits" in md

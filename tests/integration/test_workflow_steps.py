@@ -121,3 +121,23 @@ def test_record_failure_keeps_the_lambda_error_message(table) -> None:
     state = steps.plans.get(p.plan_id)
     assert state.status == "failed"
     assert state.outcome_reasons == ["LaunchRejected: RunInstances: InsufficientInstanceCapacity"]
+
+
+def test_an_example_price_is_never_called_official_in_the_budget_reason() -> None:
+    # Given the bundled example's prices (basis example), when a plan's run is priced from them
+    from tests.support.examples import EXAMPLE
+    from trncost_client.requestfile import load_request_file
+
+    snap = load_request_file(EXAMPLE).prices
+    p = plan(
+        launcher="ec2",
+        image=None,
+        sagemaker=None,
+        ami="ami-0123456789abcdef0",
+        ec2={"subnet_id": "subnet-0123abcd", "security_group_ids": ["sg-0123abcd"]},
+        candidates=[{"instance_type": "trn2.48xlarge", "instance_count": 1, "region": "us-east-2"}],
+    )
+    rate = price_lookup_from(lambda: snap)("trn2.48xlarge", "us-east-2", p)
+    # Then the reason names the quote's own basis
+    assert rate.usd_per_hour is not None and rate.basis.startswith("example price ")
+    assert "official" not in rate.basis

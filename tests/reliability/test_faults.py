@@ -36,6 +36,7 @@ from tests.support.reliability_kit import (
     depth,
     drain,
     figure,
+    no_retry_quota,
     no_retry_sleep,
     queue_with_dlq,
     route,
@@ -266,6 +267,7 @@ def test_every_refresh_makes_its_version_or_is_dead_lettered(table, monkeypatch)
     created = estimates.create("wl-1", candidate("trn2.48xlarge", 2), Assumptions())
 
     no_retry_sleep(monkeypatch)
+    no_retry_quota(monkeypatch)  # each message's calls retried as the first ones were
     outage = {"on": False}  # DynamoDB writes refused for a while, as in a regional event
 
     def writes_down(service: str, operation: str, body: bytes):

@@ -31,6 +31,7 @@ from tests.support.reliability_kit import (
     FaultInjector,
     drain,
     figure,
+    no_retry_quota,
     no_retry_sleep,
     route,
 )
@@ -140,6 +141,7 @@ def _bodies() -> dict[str, list[tuple[str, dict]]]:
 @pytest.mark.parametrize("seed", [20261202, 7, 23])
 def test_no_committed_write_answers_failure_and_every_event_is_delivered(world, monkeypatch, seed):
     no_retry_sleep(monkeypatch)
+    no_retry_quota(monkeypatch)  # each request's calls retried as the first ones were
     module = world["module"]
 
     def outage(service: str, operation: str, body: bytes):

@@ -59,7 +59,28 @@ for (const t of document.querySelectorAll('table[data-table]')) {
     visible: t.getClientRects().length > 0,
   };
 }
+// every chart's text labels (an SVG <text> whose own text is not empty): their boxes, and the
+// chart's, to tell a label cut at the chart's edge or lying on another one
+const charts = {};
+let n = 0;
+for (const svg of document.querySelectorAll('svg.chart')) {
+  if (svg.getClientRects().length === 0) { continue; }  // folded away
+  const box = svg.getBoundingClientRect();
+  const labels = [];
+  for (const t of svg.querySelectorAll('text')) {
+    const own = Array.from(t.childNodes).filter(c => c.nodeType === 3 || c.tagName === 'tspan')
+      .map(c => c.textContent).join('').trim();
+    if (!own) { continue; }
+    const r = t.getBoundingClientRect();
+    labels.push({text: own, cls: t.getAttribute('class') || '', left: r.left, right: r.right,
+      top: r.top, bottom: r.bottom, height: r.height});
+  }
+  charts[(svg.id || 'chart') + '#' + (n++)] = {
+    box: {left: box.left, right: box.right, top: box.top, bottom: box.bottom},
+    labels: labels};
+}
 return {
+  charts: charts,
   viewport: vw,
   pageWidth: document.documentElement.scrollWidth,
   pageHeight: document.documentElement.scrollHeight,
@@ -83,6 +104,7 @@ class Layout:
     page_height: int
     widest: dict[str, Any]
     tables: dict[str, dict[str, Any]]
+    charts: dict[str, dict[str, Any]] = field(default_factory=dict)
     screenshot: Path | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -137,6 +159,7 @@ class Browser:
             page_height=int(found["pageHeight"]),
             widest=found["widest"],
             tables=found["tables"],
+            charts=found.get("charts") or {},
         )
         if shot is not None:
             # The whole page in one picture: the window as tall as the page (capped).

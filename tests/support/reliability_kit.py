@@ -45,6 +45,19 @@ def no_retry_sleep(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
 
 
+def no_retry_quota(mp: pytest.MonkeyPatch) -> None:
+    """Every call gets botocore's three attempts, however many faults came before it.
+
+    Standard mode stops retrying once a client has spent its retry quota (500; 5 a retry, 1
+    back a success). At the fault rates these tests inject on every attempt (30–45 %) it is
+    spent within a few hundred calls, and from then on each call fails at its first fault: what
+    a test then sees hangs on how many calls came before (any write path gaining one call moved
+    another's outcome), not on the behaviour it checks."""
+    from botocore.retries.quota import RetryQuota
+
+    mp.setattr(RetryQuota, "acquire", lambda self, capacity_amount: True)
+
+
 # -- queues and rules -------------------------------------------------------------------------
 def queue_arn(sqs: Any, url: str) -> str:
     return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][

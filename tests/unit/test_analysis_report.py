@@ -115,7 +115,8 @@ def svg(html: str, svg_id: str) -> str | None:
 def test_the_decision_comes_first_with_its_action_and_every_reason(example, html):
     page = Page(html)
     sections = [a["id"] for t, a in page.tags if t == "section"]
-    assert sections == ["decision", "comparison", "cand-1", "cand-2", "cand-3"]
+    # the first screen: every candidate's figures and decision at a glance, then the decision
+    assert sections == ["summary", "decision", "comparison", "cand-1", "cand-2", "cand-3"]
     d = example.decision
     assert d.action == Action.continue_trials and d.candidate_id == TRN3
     (badge,) = page.find("span", id="migration-action")

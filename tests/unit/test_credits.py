@@ -94,8 +94,8 @@ def test_dates_without_a_clock():
 def test_bad_credits_are_refused_with_the_reason():
     with pytest.raises(ValidationError, match="ISO date"):
         Credits(amount_usd="1", expires_on="next year")
-    with pytest.raises(ValidationError, match="not both"):
-        Credits(amount_usd="1", expires_on="2027-01-01", targets_per_month=1, start_on="2026-01-01")
+    with pytest.raises(ValidationError, match="before as_of"):
+        Credits(amount_usd="1", expires_on="2027-01-01", start_on="2026-01-01", as_of="2026-02-01")
     t = trial("t-1", phase="target")
     with pytest.raises(DomainError, match="as_of"):
         analyse(
@@ -116,6 +116,25 @@ def test_the_issue_calendar_100k_at_one_target_a_month_until_march_fits_four():
     assert r.targets_before_expiry == 4 and r.targets_on_credits == 4
     # fit: floor((100,000 − 72) / 1,440) = 69: the expiry limits it
     assert r.targets_fit == 69 and r.limited_by == "expiry"
+
+
+def test_a_paced_plan_from_a_start_date_counts_from_that_date_not_from_today():
+    # Given the same $100k at 1 target a month, asked on 2026-10-15 for a plan starting
+    # 2026-11-01: the calendar from the start date (4 targets before 2027-03-01), not from today
+    est = simple()
+    credits = Credits(
+        amount_usd="100000",
+        expires_on="2027-03-01",
+        start_on="2026-11-01",
+        targets_per_month=1,
+        as_of="2026-10-15",
+    )
+    r = credits_runway(est, credits, as_of=credits.as_of)
+    assert r.targets_before_expiry == 4 and r.targets_on_credits == 4
+    assert r.pace == "1 target per month from 2026-11-01" and r.as_of == "2026-10-15"
+    # from today instead, a fifth start (2026-10-15 + 4 × 30.44 d = 2027-02-13) would fit
+    today = credits.model_copy(update={"start_on": None})
+    assert credits_runway(est, today, as_of="2026-10-15").targets_before_expiry == 5
 
 
 def test_a_paced_runway_runs_out_during_a_target_not_in_the_gap_after_it():

@@ -17,6 +17,9 @@ WRITES = {
     ("POST", "/workloads"): {"trial-writer"},
     ("POST", "/workloads/{workload_id}/trials"): {"trial-writer"},
     ("POST", "/workloads/{workload_id}/trials/import"): {"trial-writer"},
+    # correcting evidence: whoever records it may retract it
+    ("POST", "/workloads/{workload_id}/retract"): {"trial-writer"},
+    ("POST", "/workloads/{workload_id}/trials/{trial_id}/retract"): {"trial-writer"},
     ("POST", "/workloads/{workload_id}/estimates"): {"trial-writer"},
     ("POST", "/workloads/{workload_id}/comparisons"): {"trial-writer"},
     ("POST", "/workloads/{workload_id}/comparisons/report"): {"trial-writer"},

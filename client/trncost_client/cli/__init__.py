@@ -1,5 +1,7 @@
 """The `trncost` command.
 
+    trncost init DIR [--force]                      a workload's request files to fill in,
+                                                    every field documented in DIR/README.md
     trncost estimate FILE [--json] [--candidate INSTANCE_TYPE] [--no-inputs]
                                                     offline: the API's services on a file
     trncost compare FILE [--seed N] [--samples N] [--top N] [--json] [--html FILE]
@@ -8,6 +10,9 @@
         [--samples N] [--json]                      on the API: stored; its id and report URL
     trncost workload create FILE [--json]           a workload, in the API
     trncost trial add FILE [--workload ID] [--json] a trial or a list of trials, in the API
+    trncost trial retract TRIAL_ID --workload ID --reason TEXT
+                                                    a trial no longer counts (the record stays)
+    trncost workload retract ID --reason TEXT [--superseded-by ID]
     trncost trial run --local [--url U] [--workload ID --instance-type T]
         [--phase fit|baseline|target] [--instance-count N] [--trial-id ID] [--wait S] -- CMD …
                                                     a training command under the trial agent
@@ -16,6 +21,8 @@
     trncost workloads [--json]                      the API's workloads
     trncost report ESTIMATE_ID [--version N] [--format html|csv|md] [--open] [--out FILE]
                                                     an estimate's HTML report (or CSV/Markdown)
+    trncost report COMPARISON_ID [--format html|csv|md] [--open] [--out FILE]
+                                                    a stored comparison's report (cmp-…)
     trncost report ESTIMATE_ID --format focus
                                                     the run's forecast as FOCUS-shaped rows
     trncost actuals import FILE|DIR … [--dry-run] [--json]

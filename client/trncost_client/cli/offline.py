@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console, JustifyMethod
+from rich.markup import escape
 from rich.table import Table
 
 from trncost import display
@@ -26,6 +27,7 @@ from trncost.model import (
     NextTrial,
     Range,
     Swing,
+    SwingEnd,
 )
 from trncost.model.requests import RequestFile
 from trncost_client.cli import flags
@@ -376,7 +378,9 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
     """One candidate: its P10/P50/P90 range, its `top` tornado rows and its decision."""
     console.rule(cand.candidate_id)
     if cand.error:
-        console.print(f"[red]not estimated:[/red] {cand.error}")
+        console.print(f"[red]not estimated:[/red] {escape(cand.error)}")
+        if cand.decision is not None:
+            console.print(f"decision: {cand.decision.action.value}", markup=False)
         return
     if cand.range is not None:
         _print_range(cand.range, console, cand.estimate)
@@ -394,7 +398,11 @@ def _print_candidate(cand: CandidateAnalysis, console: Console, *, top: int) -> 
 
         console.print(f"checkpoint interval (what-if): {advice_sentence(cand.checkpoint)}")
     if cand.decision is not None:
-        console.print(f"decision: {cand.decision.action.value}")
+        console.print(f"decision: {cand.decision.action.value}", markup=False)
+        for reason in cand.decision.reasons[:3]:  # the first reasons, as the report's headline
+            console.print(f"  {reason.code}: {reason.message}", markup=False)
+        if len(cand.decision.reasons) > 3:
+            console.print(f"  … {len(cand.decision.reasons) - 3} more (--json has them all)")
 
 
 def _print_range(rng: Range, console: Console, point: Estimate | None = None) -> None:
@@ -449,17 +457,51 @@ def _print_next_trial(nt: NextTrial, console: Console) -> None:
             )
 
 
+CANNOT_FINISH = "cannot finish"  # an end where failures outpace the work (the report's words)
+
+
 def _swing_line(swing: Swing) -> str:
     low, high = swing.low, swing.high
-    if low.total_usd is not None or high.total_usd is not None:
-        span = f"{money(low.total_usd)} … {money(high.total_usd)}"
-    else:
-        span = f"known part {money(low.known_usd)} … {money(high.known_usd)}"
+    total = any(e.total_usd is not None for e in (low, high))
+
+    def end(e: SwingEnd) -> str:
+        if e.infeasible:
+            return CANNOT_FINISH
+        return money(e.total_usd if total else e.known_usd)
+
+    span = f"{end(low)} … {end(high)}"
+    if not total:
+        span = f"known part {span}"
     return f"  #{swing.rank} {swing.label} ({swing.basis}): {span}"
 
 
 # -- the commands -----------------------------------------------------------------------------
+def cmd_init(args: argparse.Namespace, console: Console) -> int:
+    """Write a workload's request files into DIR, every field documented in its README."""
+    from trncost_client.scaffold import scaffold
+
+    written = scaffold(Path(args.dir).expanduser(), force=args.force)
+    for path in written:
+        console.print(f"wrote {path}", markup=False)
+    request = written[0]
+    console.print(
+        f"every field is documented in {written[-1]}; try: trncost estimate {request}",
+        markup=False,
+    )
+    return 0
+
+
 def add_commands(sub: SubParsers) -> None:
+    init = sub.add_parser(
+        "init",
+        help="write a workload's request files to fill in (every field in DIR/README.md)",
+        description="Write DIR/estimate.json, workload.json, trials.json and prices.json (plain "
+        "JSON that already answers: trncost estimate DIR/estimate.json) and DIR/README.md, "
+        "which says what to change and documents every field of each file.",
+    )
+    init.add_argument("dir", metavar="DIR")
+    init.add_argument("--force", action="store_true", help="overwrite files already there")
+    init.set_defaults(handler=cmd_init)
     est = sub.add_parser("estimate", help="estimate every candidate in a request file")
     est.add_argument("file", help="estimate request JSON (see examples/llama-8b/estimate.json)")
     est.add_argument("--json", action="store_true", help="print the estimates as JSON")

@@ -96,6 +96,9 @@ def cmd_workloads(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+COMPARISON_PREFIX = "cmp-"  # a stored comparison's id (an estimate's starts with est-)
+
+
 def _report_name(estimate_id: str, version: int | None, fmt: str = "html") -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", estimate_id)
     ext = "csv" if fmt == "focus" else fmt  # FOCUS-shaped rows are CSV
@@ -110,7 +113,16 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     fmt = args.format
     if args.out == "-" and args.json:
         raise ClientError("--out - writes the report to stdout; --json cannot go with it")
-    html = _client(args).report(args.estimate_id, args.version, fmt)
+    comparison = args.estimate_id.startswith(COMPARISON_PREFIX)
+    if comparison and (args.version is not None or fmt == "focus"):
+        raise ClientError(
+            "a comparison is immutable and has no versions or FOCUS rows: drop "
+            + ("--version" if args.version is not None else "--format focus")
+        )
+    if comparison:
+        html = _client(args).comparison_report(args.estimate_id, fmt)
+    else:
+        html = _client(args).report(args.estimate_id, args.version, fmt)
     if args.out == "-":
         sys.stdout.write(html)
         return 0
@@ -138,10 +150,11 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         )
         return 0
     which = f"version {args.version}" if args.version else "latest version"
-    what = {"html": "report", "csv": "CSV export", "md": "Markdown export"}[fmt]
-    console.print(
-        f"{what} of estimate {args.estimate_id} ({which}) written to {path}", markup=False
+    what = {"html": "report", "csv": "CSV export", "md": "Markdown export"}.get(fmt, fmt)
+    of = (
+        f"comparison {args.estimate_id}" if comparison else f"estimate {args.estimate_id} ({which})"
     )
+    console.print(f"{what} of {of} written to {path}", markup=False)
     if args.open:
         console.print(
             "opened in your browser"
@@ -321,13 +334,15 @@ def add_commands(sub: SubParsers) -> None:
     workloads.set_defaults(handler=cmd_workloads)
     report = sub.add_parser(
         "report",
-        help="download an estimate's HTML report (or its line items and inputs as CSV/Markdown)",
-        description="Download an estimate's self-contained HTML report, or with --format csv|md "
-        "its line items and input table as CSV or Markdown. Without --out it is written to a "
+        help="download an estimate's or a stored comparison's report (HTML, CSV or Markdown)",
+        description="Download an estimate's (est-…) or a stored comparison's (cmp-…) "
+        "self-contained HTML report, or with --format csv|md its figures as CSV or Markdown "
+        "(a comparison's: each candidate's summary, range, decision, credits runway and next "
+        "trial, then its line items and input table). Without --out it is written to a "
         "temporary file (trncost-report-<id>-*.<format>) whose path is printed; --open also "
         "opens it in your browser; --out - writes it to stdout.",
     )
-    report.add_argument("estimate_id", metavar="ESTIMATE_ID")
+    report.add_argument("estimate_id", metavar="ESTIMATE_ID|COMPARISON_ID")
     report.add_argument(
         "--format",
         choices=("html", "csv", "md", "focus"),

@@ -162,6 +162,42 @@ def cmd_trial_add(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+# -- retract -------------------------------------------------------------------------------
+@_remote
+def cmd_trial_retract(args: argparse.Namespace, console: Console) -> int:
+    done = _client(args).retract_trial(args.workload, args.trial_id, args.reason)
+    if args.json:
+        print_json(done)
+        return 0
+    r = (done.get("trial") or {}).get("retracted") or {}
+    console.print(
+        f"trial {args.trial_id} of workload {args.workload} retracted at {r.get('at')} by "
+        f"{r.get('by') or 'unknown'}: {r.get('reason')}",
+        markup=False,
+    )
+    console.print(
+        "the record stays (GET /workloads/<id>/trials shows it retracted); every estimate of "
+        "the workload is recomputed without it, and a version lists the change"
+    )
+    return 0
+
+
+@_remote
+def cmd_workload_retract(args: argparse.Namespace, console: Console) -> int:
+    done = _client(args).retract_workload(args.workload_id, args.reason, args.superseded_by)
+    if args.json:
+        print_json(done)
+        return 0
+    r = done.get("retracted") or {}
+    instead = f"; replaced by {r['superseded_by']}" if r.get("superseded_by") else ""
+    console.print(
+        f"workload {args.workload_id} retracted at {r.get('at')} by {r.get('by') or 'unknown'}: "
+        f"{r.get('reason')}{instead} (it stays readable and takes no new trial or estimate)",
+        markup=False,
+    )
+    return 0
+
+
 # -- compare --workload ----------------------------------------------------------------------
 def _plan(entry: Any) -> dict[str, Any]:
     if isinstance(entry, dict) and "candidate" in entry:
@@ -207,7 +243,12 @@ def comparison_request(args: argparse.Namespace) -> dict[str, Any]:
 @_remote
 def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
     from trncost.model import Analysis
-    from trncost_client.cli.offline import _print_comparison_notes, _print_decision, _ranking_table
+    from trncost_client.cli.offline import (
+        _print_candidate,
+        _print_comparison_notes,
+        _print_decision,
+        _ranking_table,
+    )
 
     made = _client(args).create_comparison(args.workload, comparison_request(args))
     url, report = _where(args, made["url"]), _where(args, made["report_url"])
@@ -219,6 +260,9 @@ def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
         _print_decision(analysis.decision, console)
     console.print(_ranking_table(analysis.comparison))
     _print_comparison_notes(analysis.comparison, console)
+    # every candidate: its range, sensitivity, next trial and decision, or why it has none
+    for cand in analysis.candidates:
+        _print_candidate(cand, console, top=args.top)
     console.print(
         f"comparison {made['comparison_id']} of workload {made['workload_id']} stored at {url} "
         f"(price snapshot {made['snapshot_id']})"
@@ -228,7 +272,7 @@ def cmd_compare_remote(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_commands(sub: SubParsers) -> None:
-    workload = sub.add_parser("workload", help="create a workload in the API")
+    workload = sub.add_parser("workload", help="create or retract a workload in the API")
     workload_sub = workload.add_subparsers(dest="workload_command", required=True)
     create = workload_sub.add_parser(
         "create",
@@ -240,6 +284,17 @@ def add_commands(sub: SubParsers) -> None:
     create.add_argument("file", metavar="FILE")
     _add_remote_options(create)
     create.set_defaults(handler=cmd_workload_create)
+    retract = workload_sub.add_parser(
+        "retract",
+        help="retract a workload (it stays readable, marked; it takes no new trial or estimate)",
+    )
+    retract.add_argument("workload_id", metavar="WORKLOAD_ID")
+    retract.add_argument("--reason", required=True, help="why it is retracted (kept with it)")
+    retract.add_argument(
+        "--superseded-by", metavar="WORKLOAD_ID", help="the workload that replaces it"
+    )
+    _add_remote_options(retract)
+    retract.set_defaults(handler=cmd_workload_retract)
 
 
 def add_trial_commands(trial_sub: SubParsers) -> None:
@@ -254,3 +309,17 @@ def add_trial_commands(trial_sub: SubParsers) -> None:
     add.add_argument("--workload", help="record them under this workload (default: each one's)")
     _add_remote_options(add)
     add.set_defaults(handler=cmd_trial_add)
+    retract = trial_sub.add_parser(
+        "retract",
+        help="retract a trial record: it stays, marked; every estimate is recomputed without it",
+        description="POST /workloads/WORKLOAD/trials/TRIAL_ID/retract. The record stays, marked "
+        "with who, when and why; every estimate of the workload excludes it (admission "
+        "'retracted', not even as cost) and gets a version listing the change. To correct a "
+        'trial instead, record the corrected one with "supersedes": "TRIAL_ID" (trncost trial '
+        "add): that retracts this one and names the correction.",
+    )
+    retract.add_argument("trial_id", metavar="TRIAL_ID")
+    retract.add_argument("--workload", required=True, help="the trial's workload")
+    retract.add_argument("--reason", required=True, help="why it is retracted (kept with it)")
+    _add_remote_options(retract)
+    retract.set_defaults(handler=cmd_trial_retract)

@@ -263,6 +263,34 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         created="the trial, recorded",
         repeat="a dry run, or logs already recorded: nothing written (`recorded: false`)",
     ),
+    ("post", "/workloads/{workload_id}/trials/{trial_id}/retract"): Operation(
+        "Retract a trial record",
+        "Evidence is corrected, never rewritten: the record stays, marked with who retracted it, "
+        "when and why, and every estimate of the workload is recomputed without it (admission "
+        "`retracted`: neither evidence nor cost); the new version lists what moved. To correct "
+        'a trial, record the corrected one with `"supersedes": "<trial_id>"` instead: that '
+        "retracts this one and names the correction.",
+        {
+            404: "no such workload, or no such trial in it",
+            409: "the trial was retracted before",
+            422: "no `reason`, or `superseded_by` given (a trial names what it supersedes)",
+        },
+        example={"reason": "recorded twice: the same run as trn2-fit-01"},
+        params=_wl(trial_id="trn2-fit-02"),
+    ),
+    ("post", "/workloads/{workload_id}/retract"): Operation(
+        "Retract a workload",
+        "The workload stays readable (with its trials and estimates), marked with who, when and "
+        "why, and optionally the workload that replaces it; it takes no new trial or estimate "
+        "(409).",
+        {
+            404: "no such workload (or no `superseded_by` workload)",
+            409: "the workload was retracted before",
+            422: "no `reason`",
+        },
+        example={"reason": "the target was 50B tokens of the wrong corpus"},
+        params=_wl(),
+    ),
     ("get", "/workloads/{workload_id}/trials"): Operation(
         "List a workload's trials",
         "In the order they were recorded, a page at a time.",

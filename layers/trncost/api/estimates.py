@@ -23,6 +23,7 @@ from trncost.api.schemas import (
 from trncost.model.capacity import CapacityPlan
 from trncost.model.records import EstimateListing, EstimateVersion, StoredComparison
 from trncost.model.requests import ComparisonRequest, EstimateRequest
+from trncost.services.versions import summary_of
 
 if TYPE_CHECKING:
     from trncost.report.render import Rendered
@@ -49,26 +50,33 @@ def _view(version: EstimateVersion) -> EstimateView:
 
 def _summary(listed: EstimateListing) -> EstimateSummary:
     latest = listed.latest
-    est = latest.estimate if latest else None
+    s = listed.summary
+    if s is None and latest is not None:  # stored before headlines were kept
+        s = summary_of(latest, None)
+    st = listed.standing
     return EstimateSummary(
         estimate_id=listed.estimate_id,
         candidate=listed.candidate,
         pinned_snapshot_id=listed.pinned_snapshot_id,
-        version=latest.version if latest else None,
-        updated_at=latest.created_at if latest else None,
-        reason=latest.reason if latest else None,
-        status=est.status if est else "unreadable",
-        snapshot_id=est.snapshot_id if est else None,
-        total_usd=est.total_usd if est else None,
-        total_known_usd=est.total_known_usd if est else None,
-        cloud_usd=est.cloud_usd if est else None,
-        labour_usd=est.labour_usd if est else None,
-        price_basis=est.price_basis if est else None,
-        cost_per_target_usd=est.cost_per_target_usd if est else None,
-        cost_per_million_tokens_usd=est.cost_per_million_tokens_usd if est else None,
-        time_to_target_h=est.time.total_h if est and est.time else None,
-        pending_prices=sorted({t.price_key for t in est.pending_terms}) if est else [],
-        warnings=len(est.warnings) if est else 0,
+        version=s.version if s else None,
+        updated_at=s.created_at if s else None,
+        reason=s.reason if s else None,
+        status=s.status if s else "unreadable",
+        snapshot_id=s.snapshot_id if s else None,
+        total_usd=s.total_usd if s else None,
+        total_known_usd=s.total_known_usd if s else None,
+        cloud_usd=s.cloud_usd if s else None,
+        labour_usd=s.labour_usd if s else None,
+        price_basis=s.price_basis if s else None,
+        cost_per_target_usd=s.cost_per_target_usd if s else None,
+        cost_per_million_tokens_usd=s.cost_per_million_tokens_usd if s else None,
+        time_to_target_h=s.time_to_target_h if s else None,
+        pending_prices=sorted({t.price_key for t in s.pending_terms}) if s else [],
+        warnings=s.warnings if s else 0,
+        range_usd=s.range_usd if s else None,
+        decision=s.decision if s else None,
+        cost_rank=st.cost_rank if st else None,
+        ranked=st.ranked if st and st.cost_rank is not None else None,
         report_url=f"/estimates/{quote(listed.estimate_id)}/report",
         problem=listed.problem,
     )

@@ -15,11 +15,19 @@ from trncost.api.bodies import ErrorBody, Health, Schema
 from trncost.model import (
     Candidate,
     Estimate,
+    Retraction,
     SnapshotDiff,
     TrialRun,
     Workload,
 )
-from trncost.model.analysis import Analysis, CheckpointAdvice, Decision, Range
+from trncost.model.analysis import (
+    Action,
+    Analysis,
+    CheckpointAdvice,
+    Decision,
+    MoneyPercentiles,
+    Range,
+)
 from trncost.model.basis import PriceBasis, PriceOrigin
 from trncost.model.changes import FigureChange
 from trncost.model.price import PriceSnapshot, Rejection, Unmatched
@@ -69,6 +77,19 @@ class EstimateSummary(Schema):
     time_to_target_h: float | None = Field(description="expected time to target, failures in")
     pending_prices: list[str] = Field(description="price keys that are PENDING")
     warnings: int = Field(description="how many warnings the latest version carries")
+    range_usd: MoneyPercentiles | None = Field(
+        default=None,
+        description="P10/P50/P90 of the total per target (of the known part while a price is "
+        "PENDING) over the latest version's Monte Carlo",
+    )
+    decision: Action | None = Field(
+        default=None, description="the candidate's decision on its own evidence"
+    )
+    cost_rank: int | None = Field(
+        default=None,
+        description="1 = the cheapest of the workload's comparable fully priced estimates",
+    )
+    ranked: int | None = Field(default=None, description="how many cost_rank is out of")
     report_url: str
     problem: str | None = Field(default=None, description="why it cannot be shown, if so")
 
@@ -114,8 +135,10 @@ class EstimateView(Schema):
     )
     decision: Decision | None = Field(
         default=None,
-        description="the estimate's own decision when the version was made (without a "
-        "comparison's alternatives)",
+        description="the candidate's decision on its own evidence (continue_trials, "
+        "compare_alternatives, pause_migration or ready_to_budget, with every reason); a "
+        "comparison weighs candidates against each other; null for versions stored before "
+        "decisions were kept",
     )
 
 
@@ -183,6 +206,11 @@ class WorkloadView(Schema):
     workload: Workload
     created_by: str | None = Field(
         default=None, description=f"who created it: {CALLER}; answered on the create"
+    )
+    retracted: Retraction | None = Field(
+        default=None,
+        description="set once the workload is retracted: who, when, why (it then takes no "
+        "new trial or estimate)",
     )
 
 

@@ -15,9 +15,10 @@ from trncost.api.schemas import (
     TrialView,
     WorkloadView,
 )
+from trncost.errors import InvalidInput
 from trncost.ids import ID_MAX_LENGTH, ID_PATTERN
 from trncost.model import TrialRun, Workload
-from trncost.model.requests import TrialLogImport
+from trncost.model.requests import RetractRequest, TrialLogImport
 from trncost.services.trial_logs import TrialFacts
 
 routes = router()
@@ -51,7 +52,19 @@ def list_workloads(limit: Limit = 50, cursor: Cursor = None) -> Page[Workload]:
 
 @routes.get("/workloads/<workload_id>", tags=["workloads"])
 def get_workload(workload_id: Id) -> WorkloadView:
-    return WorkloadView(workload=services().trials.workload(workload_id))
+    trials = services().trials
+    workload = trials.workload(workload_id)
+    return WorkloadView(workload=workload, retracted=trials.workload_retraction(workload_id))
+
+
+@routes.post("/workloads/<workload_id>/retract", tags=["workloads"])
+def retract_workload(workload_id: Id, body: RetractRequest) -> WorkloadView:
+    """Retract a workload: it stays readable, marked with who, when and why, and takes no new
+    trial or estimate."""
+    workload, retraction = services().trials.retract_workload(
+        workload_id, body.reason, caller(routes), body.superseded_by
+    )
+    return WorkloadView(workload=workload, retracted=retraction)
 
 
 # -- trials -----------------------------------------------------------------------------------
@@ -111,6 +124,20 @@ def import_trial_logs(workload_id: Id, body: TrialLogImport) -> tuple[TrialLogIm
         explain=done.explain,
     )
     return view, 201 if done.recorded else 200
+
+
+@routes.post("/workloads/<workload_id>/trials/<trial_id>/retract", tags=["trials"])
+def retract_trial(workload_id: Id, trial_id: Id, body: RetractRequest) -> TrialView:
+    """Retract a trial record: it stays, marked with who, when and why; every estimate of the
+    workload is recomputed without it (admission `retracted`) and lists the change."""
+    if body.superseded_by is not None:
+        raise InvalidInput(
+            "superseded_by: a trial is corrected by recording the corrected trial with "
+            f'"supersedes": "{trial_id}"',
+            fields=["superseded_by"],
+        )
+    retracted = services().trials.retract(workload_id, trial_id, body.reason, caller(routes))
+    return TrialView(trial=retracted)
 
 
 @routes.get("/workloads/<workload_id>/trials", tags=["trials"])

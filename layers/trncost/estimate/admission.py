@@ -2,6 +2,9 @@
 platform is `pooled` into the estimate's figures or `excluded` with its reasons.
 
 Excluded, whatever the request says:
+- `retracted`              the record was retracted (by hand, or superseded by a corrected one):
+                           it stays stored but counts for nothing, not even as cost (a corrected
+                           record carries the cost of the run it describes);
 - `not_completed`          a status other than completed (failed, diverged, stopped);
 - `non_finite_loss`        the loss went non-finite (a completed record saying so is diverged);
 - `no_work`                no work done at all;
@@ -21,8 +24,9 @@ estimate then says so in its warnings):
                            candidate's admissible trials ran on; ties: the fuller clock).
 
 An excluded trial still counts as cost (its instance-seconds are an adaptation & reruns line):
-it ran and was billed. Admission depends only on the workload, the request's flag and this
-candidate's own trials: another candidate's trials never change it.
+it ran and was billed; a retracted one does not (the record itself is what was wrong).
+Admission depends only on the workload, the request's flag and this candidate's own trials:
+another candidate's trials never change it.
 
 References
 ----------
@@ -60,8 +64,9 @@ class Admission:
         """The records of the excluded trials, in trial order."""
         return [r for r in self.records if r.admission == "excluded"]
 
-    def summary(self, detail: bool = False) -> str:
-        """The excluded trials and their reason codes, in one line.
+    def summary(self, detail: bool = False, retracted: bool = True) -> str:
+        """The excluded trials and their reason codes, in one line (the retracted ones too
+        unless `retracted` is False; with `detail`, each reason's message).
 
         Returns
         -------
@@ -74,11 +79,15 @@ class Admission:
             + "; ".join(f"{x.code}: {x.message}" if detail else x.code for x in r.reasons)
             + ")"
             for r in self.excluded
+            if retracted or r.reasons[0].code != "retracted"
         )
 
 
-def own_trials(candidate: Candidate, trials: Sequence[TrialRun]) -> list[TrialRun]:
-    """The `trials` of `candidate`'s instance type and platform (any count, any status).
+def own_trials(
+    candidate: Candidate, trials: Sequence[TrialRun], *, retracted: bool = False
+) -> list[TrialRun]:
+    """The `trials` of `candidate`'s instance type and platform (any count, any status), the
+    retracted ones left out unless `retracted`.
 
     Returns
     -------
@@ -90,7 +99,31 @@ def own_trials(candidate: Candidate, trials: Sequence[TrialRun]) -> list[TrialRu
         for t in trials
         if t.candidate.instance_type == candidate.instance_type
         and t.candidate.platform == candidate.platform
+        and (retracted or t.retracted is None)
     ]
+
+
+def retraction_record(t: TrialRun) -> TrialAdmission:
+    """The admission record of the retracted trial `t`: excluded, `retracted`, with who,
+    when and why.
+
+    Returns
+    -------
+    TrialAdmission
+        Excluded, with the one reason `retracted`.
+    """
+    r = t.retracted
+    assert r is not None
+    by = f" by {r.by}" if r.by else ""
+    instead = f"; corrected by {r.superseded_by}" if r.superseded_by else ""
+    return TrialAdmission(
+        trial_id=t.trial_id,
+        phase=str(t.phase),
+        status=str(t.status),
+        instance_count=t.candidate.instance_count,
+        admission="excluded",
+        reasons=[_r("retracted", f"retracted{by} at {r.at}: {r.reason}{instead}")],
+    )
 
 
 def admit(
@@ -149,6 +182,11 @@ def admit(
             pooled.append(t)
             if mismatch:
                 let_in.append(record)
+    records += [
+        retraction_record(t)
+        for t in own_trials(candidate, trials, retracted=True)
+        if t.retracted is not None
+    ]
     return Admission(own, pooled, records, scope, let_in)
 
 

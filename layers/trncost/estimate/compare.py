@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 
 from trncost.errors import DomainError
 from trncost.estimate.admission import admit
-from trncost.estimate.engine import break_even_price, known_part_exceeds
 from trncost.estimate.money import usd
 from trncost.model.analysis import BreakEven, Comparison, NotComparable, RankedCandidate
-from trncost.model.estimate import Estimate, EstimateInput
+from trncost.model.estimate import Estimate, EstimateInput, PendingTerm
 from trncost.model.trial import TimingScope
 
 Member = tuple[str, EstimateInput, Estimate]  # candidate id, its input, its estimate
@@ -39,6 +39,20 @@ def _scopes(inp: EstimateInput) -> set[TimingScope]:
             pooled = admit(inp.workload, source.candidate, inp.trials, pool_mismatched=pool).pooled
             found = {t.timing_scope for t in pooled if t.usable_for_throughput}
     return found
+
+
+def clock_key(inp: EstimateInput) -> str | None:
+    """The one clock `inp`'s pooled throughput trials share, as a key: two estimates of one
+    workload are comparable when their keys are equal and not None (`comparability`).
+
+    Returns
+    -------
+    str or None
+        The timing scope as JSON; None when no trial is usable or they mix clocks (comparable
+        with no candidate, itself included).
+    """
+    scopes = _scopes(inp)
+    return next(iter(scopes)).model_dump_json() if len(scopes) == 1 else None
 
 
 def comparability(a: EstimateInput, b: EstimateInput) -> list[str]:
@@ -256,7 +270,40 @@ def _row(
 
 def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven]:
     """The break-even price of each PENDING term against `best`, the cheapest priced one."""
-    terms = est.pending_terms
+    # `best` is ranked by cost, so it is fully priced: its total is known
+    best_total = best[2].total_usd if best is not None else None
+    against = (best[0], best_total) if best is not None and best_total is not None else None
+    return break_evens_of(cid, est.pending_terms, est.total_known_usd, against)
+
+
+def break_evens_of(
+    cid: str,
+    terms: Sequence[PendingTerm],
+    known_usd: Decimal | None,
+    against: tuple[str, Decimal] | None,
+) -> list[BreakEven]:
+    """The break-even price of a PENDING candidate against the cheapest fully priced
+    comparable one: P* = (alternative total − known part) / pending quantity, never negative,
+    defined for exactly one PENDING price.
+
+    Parameters
+    ----------
+    cid : str
+        The PENDING candidate's id.
+    terms : Sequence[PendingTerm]
+        Its PENDING terms (quantity × unknown price).
+    known_usd : Decimal or None
+        Its known part [USD].
+    against : tuple[str, Decimal] or None
+        The id and total [USD] of the cheapest fully priced comparable candidate; None: there
+        is none.
+
+    Returns
+    -------
+    list[BreakEven]
+        One per term: the price, "no price makes it cheaper" when the known part alone reaches
+        the alternative, or why there is none.
+    """
     if len(terms) != 1:
         return [
             BreakEven(
@@ -270,9 +317,7 @@ def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven
             for t in terms
         ]
     term = terms[0]
-    # `best` is ranked by cost, so it is fully priced: its total is known
-    best_total = best[2].total_usd if best is not None else None
-    if best is None or best_total is None:
+    if against is None:
         return [
             BreakEven(
                 candidate_id=cid,
@@ -283,11 +328,16 @@ def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven
                 note="no fully priced comparable candidate to break even against",
             )
         ]
-    bid = best[0]
-    price = break_even_price(est, best_total)  # never negative
-    if known_part_exceeds(est, best_total):
+    bid, best_total = against
+    exceeds = known_usd is not None and known_usd >= best_total
+    price = (
+        None
+        if known_usd is None or term.quantity <= 0 or exceeds
+        else (best_total - known_usd) / Decimal(repr(term.quantity))
+    )
+    if exceeds:
         note = (
-            f"the known part alone (${est.total_known_usd or 0:,.2f}) already exceeds {bid} "
+            f"the known part alone (${known_usd or 0:,.2f}) already exceeds {bid} "
             f"(${best_total:,.2f}): no price makes it cheaper"
         )
     elif price is None:
@@ -304,7 +354,7 @@ def _break_evens(cid: str, est: Estimate, best: Member | None) -> list[BreakEven
             unit=term.unit,
             against=bid,
             price_usd=None if price is None else usd(price),
-            no_price_makes_it_cheaper=known_part_exceeds(est, best_total),
+            no_price_makes_it_cheaper=exceeds,
             note=note,
         )
     ]

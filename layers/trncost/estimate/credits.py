@@ -236,14 +236,16 @@ def targets_before(available_days: float, days_between: float, held_days: float)
 
 
 def _pace(credits: Credits, as_of: str, held_days: float) -> tuple[float, str]:
-    """(days per target, the pace in words): paced per month, or back to back."""
+    """(days per target, the pace in words): paced per month, or back to back, from
+    `start_on` (else `as_of`)."""
+    start = credits.start_on or as_of
     if credits.targets_per_month is None:
         return held_days, (
-            f"back to back from {credits.start_on or as_of}, {held_days:.2f} days per target "
-            "(held time)"
+            f"back to back from {start}, {held_days:.2f} days per target (held time)"
         )
     days_per_target = DAYS_PER_MONTH / credits.targets_per_month
-    pace = f"{credits.targets_per_month:g} targets per month from {as_of}"
+    per = "target" if credits.targets_per_month == 1 else "targets"
+    pace = f"{credits.targets_per_month:g} {per} per month from {start}"
     if days_per_target < held_days:
         pace += f" (faster than one target's {held_days:.2f} days: runs overlap)"
     return days_per_target, pace
@@ -262,7 +264,7 @@ def credits_runway(
     credits : Credits
         The grant: `amount_usd` [USD], `expires_on`, the components it `covers` (default:
         instances) and whether it covers the trial runs' instance lines; the pace
-        (`targets_per_month` [targets/month], else back to back from `start_on` or `as_of`).
+        (`targets_per_month` [targets/month], else back to back), from `start_on` or `as_of`.
     as_of : str
         Today, as an ISO date (the engine has no clock).
     candidate_id : str or None

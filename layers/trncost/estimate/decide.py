@@ -107,7 +107,8 @@ MEASUREMENT_ERRORS = frozenset(
 
 
 def own_trials(inp: EstimateInput) -> list[TrialRun]:
-    """The trials of `inp`'s instance type and platform, pooled or not.
+    """The trials of `inp`'s instance type and platform, pooled or not (retracted ones left
+    out: they count for nothing).
 
     Returns
     -------
@@ -117,7 +118,9 @@ def own_trials(inp: EstimateInput) -> list[TrialRun]:
     return [
         t
         for t in inp.trials
-        if t.candidate.instance_type == c.instance_type and t.candidate.platform == c.platform
+        if t.candidate.instance_type == c.instance_type
+        and t.candidate.platform == c.platform
+        and t.retracted is None
     ]
 
 

@@ -20,10 +20,7 @@ from collections.abc import Sequence
 from trncost.errors import DomainError, MissingEvidence
 from trncost.estimate.admission import admit
 from trncost.estimate.ledger import Ledger
-from trncost.estimate.measured import (
-    Measured,
-    measurement,
-)
+from trncost.estimate.measured import Measured, measurement
 from trncost.estimate.mfu import mfu_check
 from trncost.estimate.readings import TrialReadings
 from trncost.model.analysis import ScalingFit
@@ -148,7 +145,12 @@ class Evidence(TrialReadings):
     def _record_admission(self) -> None:
         """One input row per trial (pooled or excluded, why), and the warnings that say it."""
         led = self.ledger
-        for rec, t in zip(self.admission.records, self.all_trials, strict=True):
+        by_id = {t.trial_id: t for t in self.all_trials}
+        retracted = [r for r in self.admission.excluded if r.trial_id not in by_id]
+        for rec in self.admission.records:
+            t = by_id.get(rec.trial_id)
+            if t is None:
+                continue  # retracted: listed in the admission and the warning below, no row
             why = "; ".join(f"{r.code}: {r.message}" for r in rec.reasons)
             led.row(
                 f"admission:{rec.trial_id}",
@@ -157,11 +159,17 @@ class Evidence(TrialReadings):
                 None,
                 measurement([t], "admission (estimate/admission.py)"),
             )
-        if self.admission.excluded:
+        if len(self.admission.excluded) > len(retracted):
             led.warn(
                 "trials_excluded",
-                f"trials left out of the figures: {self.admission.summary()}; they still count "
-                "as cost (adaptation & reruns)",
+                f"trials left out of the figures: {self.admission.summary(retracted=False)}; "
+                "they still count as cost (adaptation & reruns)",
+            )
+        if retracted:
+            led.warn(
+                "trials_retracted",
+                "retracted trials, left out of the figures and of the cost: "
+                + "; ".join(f"{r.trial_id} ({r.reasons[0].message})" for r in retracted),
             )
         if self.admission.mismatches_pooled:
             pooled = ", ".join(
@@ -512,7 +520,7 @@ class Evidence(TrialReadings):
         list[float]
             Steady quality-meeting work / steady clock, per trial [target units/s].
         """
-        return [self.quality_work(t) / _clock(t) for t in self._used_at(count)]
+        return [self.quality_work(t) / t.steady_clock_s for t in self._used_at(count)]
 
     def samples_at(self, count: int) -> list[float]:
         """The steady throughput samples of the trials the throughput at `count` pools.
@@ -542,7 +550,7 @@ class Evidence(TrialReadings):
         target = [t for t in at if t.phase == Phase.target]
         used = target or at
         work = sum(self.quality_work(t) for t in used)
-        clock = sum(_clock(t) for t in used)
+        clock = sum(t.steady_clock_s for t in used)
         value = work / clock
         unit = self.workload.target.unit
         phase = "target" if target else "baseline"
@@ -586,8 +594,3 @@ def _weights(fit: ScalingFit) -> str:
     return ", ".join(
         f"{m} {w:.0%}" for m, w in sorted(fit.weights.items(), key=lambda t: -t[1]) if w >= 0.005
     )
-
-
-def _clock(t: TrialRun) -> float:
-    """The steady clock (trncost.model.trial.TrialRun.steady_clock_s): one window with the work."""
-    return t.steady_clock_s

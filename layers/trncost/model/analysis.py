@@ -301,12 +301,25 @@ class Credits(DomainModel):
     covers_trial_instance_lines: bool = Field(
         default=True, description="trial runs on the accelerator (adaptation & reruns lines)"
     )
-    targets_per_month: float | None = Field(default=None, gt=0, le=1e6)
+    targets_per_month: float | None = Field(
+        default=None,
+        gt=0,
+        le=1e6,
+        description="a paced plan: this many targets start each month (from start_on, else "
+        "as_of); omitted: back to back",
+    )
     start_on: str | None = Field(
-        default=None, description="ISO date: targets run back to back from this date"
+        default=None,
+        description="ISO date the first target starts (default: as_of); with "
+        "targets_per_month, the paced plan starts then, else targets run back to back from it",
+    )
+    as_of: str | None = Field(
+        default=None,
+        description="ISO date the runway is counted from, 'today' (default: the day the "
+        "request is made); the same request with the same as_of is the same answer",
     )
 
-    @field_validator("expires_on", "start_on")
+    @field_validator("expires_on", "start_on", "as_of")
     @classmethod
     def _iso_date(cls, v: str | None) -> str | None:
         if v is None:
@@ -320,9 +333,9 @@ class Credits(DomainModel):
         return v
 
     @model_validator(mode="after")
-    def _one_pace(self) -> Credits:
-        if self.targets_per_month is not None and self.start_on is not None:
-            raise ValueError("give targets_per_month or start_on (back to back), not both")
+    def _start_before_expiry(self) -> Credits:
+        if self.start_on is not None and self.as_of is not None and self.start_on < self.as_of:
+            raise ValueError(f"start_on {self.start_on} is before as_of {self.as_of}")
         return self
 
 

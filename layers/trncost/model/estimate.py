@@ -109,7 +109,7 @@ class AdmissionReason(DomainModel):
     code: str = Field(
         description="other_dataset | other_code_version | other_timing_scope | "
         "unconvertible_unit | impossible_throughput | inconsistent_samples | no_work | "
-        "not_completed | non_finite_loss"
+        "not_completed | non_finite_loss | retracted"
     )
     message: str
 

@@ -3,6 +3,8 @@ in trncost.store only map them to and from DynamoDB items).
 
     EstimateDefinition    what to estimate again whenever its evidence or prices change
     EstimateVersion       one computed version of an estimate, with what moved since the last
+    VersionSummary        the latest version's headline, kept beside the definition (lists)
+    Standing              where an estimate stands among its workload's: rank, break-even
     EstimateListing       one estimate of a workload's list, with its latest version
     UnreadableDefinition  a stored definition that no longer validates, and why
     RefreshFailure        why an estimate could not be recomputed on a refresh
@@ -19,12 +21,21 @@ from typing import Any
 
 from pydantic import Field
 
-from trncost.model.analysis import Analysis, CheckpointAdvice, Decision, Range
+from trncost.model.analysis import (
+    Action,
+    Analysis,
+    BreakEven,
+    CheckpointAdvice,
+    Decision,
+    MoneyPercentiles,
+    Range,
+)
 from trncost.model.assumptions import Assumptions
+from trncost.model.basis import PriceBasis
 from trncost.model.candidate import Candidate
 from trncost.model.changes import FigureChange
-from trncost.model.common import DomainModel, Identifier
-from trncost.model.estimate import Estimate
+from trncost.model.common import DomainModel, Identifier, Money
+from trncost.model.estimate import Estimate, PendingTerm
 from trncost.model.requests import ComparisonRequest
 
 
@@ -85,10 +96,60 @@ class EstimateVersion(DomainModel):
     )
     decision: Decision | None = Field(
         default=None,
-        description="its own decision when the version was made (its evidence, prices and plan; "
-        "a comparison's cost reasons are the analysis's): what 'Estimate Decision Changed' "
-        "compares; None: stored before decisions were kept",
+        description="the candidate's decision on its own evidence (the engine's decide with no "
+        "alternative: a comparison weighs candidates against each other), what 'Estimate "
+        "Decision Changed' compares; None: stored before decisions were kept",
     )
+
+
+class VersionSummary(DomainModel):
+    """The latest version's headline figures, kept on the estimate's definition item whenever a
+    version is stored: a list page and the workload's standings read these, never the versions
+    themselves, so neither grows with the size of an estimate or of its workload."""
+
+    version: int
+    created_at: str
+    reason: str
+    label: str
+    status: str
+    snapshot_id: str
+    total_usd: Money | None = None
+    total_known_usd: Money | None = None
+    cloud_usd: Money | None = None
+    labour_usd: Money | None = None
+    price_basis: PriceBasis | None = None
+    cost_per_target_usd: Money | None = None
+    cost_per_million_tokens_usd: Money | None = None
+    time_to_target_h: float | None = None
+    pending_terms: list[PendingTerm] = Field(default_factory=list)
+    warnings: int = 0
+    scope: str | None = Field(
+        default=None,
+        description="the clock its pooled throughput trials share (comparable estimates share "
+        "it); None: none usable, or mixed clocks (comparable with no other)",
+    )
+    decision: Action | None = None
+    range_usd: MoneyPercentiles | None = Field(
+        default=None, description="P10/P50/P90 of the total (of the known part while PENDING)"
+    )
+
+
+class Standing(DomainModel):
+    """Where an estimate stands among its workload's latest versions, stored when any of them
+    changes (never computed on a read): its rank by cost per target among the fully priced
+    estimates on the same work and clock, and for a PENDING one its break-even price against
+    the cheapest of them of another candidate."""
+
+    estimate_id: str
+    computed_at: str
+    considered: int = Field(description="the other estimates of the workload looked at")
+    cost_rank: int | None = Field(
+        default=None, description="1 = cheapest among the comparable fully priced estimates"
+    )
+    ranked: int = Field(default=0, description="how many comparable fully priced estimates")
+    break_even: BreakEven | None = None
+    against_estimate_id: str | None = None
+    against_total_usd: Money | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +162,8 @@ class EstimateListing:
     pinned_snapshot_id: str | None
     latest: EstimateVersion | None
     problem: str | None = None
+    summary: VersionSummary | None = None  # the latest version's headline (lists read this)
+    standing: Standing | None = None
 
 
 @dataclass(frozen=True)

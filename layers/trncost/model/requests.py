@@ -11,6 +11,7 @@ the CLI loads a request file into `RequestFile` and hands its parts to the same 
                         assumptions and the candidates, all in one (docs/request-files.md)
     LogFile, TrialLogImport   a trial's own training logs, and what they cannot say
     SnapshotRequest     take a price snapshot now: live, or from an uploaded saved file
+    RetractRequest      retract a trial or a workload: why (and what replaces a workload)
 
 Every request builds its validator on first use (`defer_build`), so importing this module on a
 cold start is cheap.
@@ -175,4 +176,15 @@ class SnapshotRequest(Request):
         "are recomputed with it). Only where the stage allows it (prices.accept_uploads); "
         "otherwise 409 publish_refused and nothing is stored. Without it, the upload is stored "
         "and used only by estimates that name its snapshot_id",
+    )
+
+
+class RetractRequest(Request):
+    """Why a record no longer counts (kept with who and when; the record itself stays)."""
+
+    reason: str = Field(min_length=1, max_length=1000, description="why it is retracted")
+    superseded_by: Identifier | None = Field(
+        default=None,
+        description="a workload: the workload that replaces it (a trial is corrected by "
+        "recording the corrected trial with `supersedes`)",
     )

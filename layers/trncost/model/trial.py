@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import Field, StrictBool, StringConstraints, model_validator
 
 from trncost.model.bounds import (
     Count,
@@ -35,6 +35,7 @@ __all__ = [
     "Phase",
     "QualityResult",
     "Reliability",
+    "Retraction",
     "TimingScope",
     "TrialRun",
     "TrialStatus",
@@ -159,6 +160,18 @@ class Usage(DomainModel):
     )
 
 
+class Retraction(DomainModel):
+    """Why a record no longer counts: it stays stored and readable, marked with who retracted
+    it, when and why (and the record that corrects it, when one does)."""
+
+    at: str = Field(description="when it was retracted (ISO 8601, UTC)")
+    by: str | None = Field(default=None, description="who retracted it (IAM ARN)")
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    superseded_by: Identifier | None = Field(
+        default=None, description="the corrected record that replaces it"
+    )
+
+
 class TrialRun(DomainModel):
     trial_id: Identifier
     workload_id: Identifier
@@ -196,6 +209,17 @@ class TrialRun(DomainModel):
         description="where each measured figure was read, by its dotted field name (e.g. "
         "work.done, wall.compile_s); a figure not listed was not measured, or comes from the "
         "record's rules (see the notes)",
+    )
+    supersedes: Identifier | None = Field(
+        default=None,
+        description="the trial id (same workload) this record corrects: recording it retracts "
+        "that one, which then names this record as superseded_by",
+    )
+    retracted: Retraction | None = Field(
+        default=None,
+        description="set by trncost when the record is retracted (POST "
+        "/workloads/{id}/trials/{trial_id}/retract, or superseded): it then counts in no "
+        "estimate, neither as evidence nor as cost; never part of a request",
     )
 
     @model_validator(mode="before")

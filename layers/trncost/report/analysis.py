@@ -1,6 +1,8 @@
 """An analysis (several candidates on one workload) as one self-contained HTML page.
 
-Decision first, then the like-for-like comparison (a side-by-side chart of cost per target
+The first screen: every candidate's cost per target (point, P50, P10–P90), its chance of
+being the cheapest, price basis and decision (`summary`). Then the decision, the like-for-like
+comparison (a side-by-side chart of cost per target
 and time, then the rankings), then per candidate: the Monte Carlo range,
 the tornado, the scaling curve, the MFU check, the credits runway and the input table. Charts
 are inline SVG, the CSS is the estimate report's (plus a few rules), there are no scripts and
@@ -22,6 +24,7 @@ from trncost.report.decision import decision, header
 from trncost.report.shell import ACTION_TEXT, html_page
 from trncost.report.sidebyside import side_by_side
 from trncost.report.style import PENDING_STRIPE
+from trncost.report.summary import ready_ids, summary
 
 # The hatch patterns the charts fill with (ends that cannot finish, PENDING prices).
 _DEFS = (
@@ -64,8 +67,9 @@ def render_analysis_report(
             _DEFS,
             header(analysis, workload, workload_id),
             "<main>",
+            summary(analysis, page),
             decision(analysis, page),
-            comparison(analysis.comparison, page, side_by_side(analysis)),
+            comparison(analysis.comparison, page, side_by_side(analysis), ready_ids(analysis)),
             *(candidate(c, page) for c in analysis.candidates),
             "</main>",
             _footer(analysis),

@@ -5,7 +5,8 @@ when it could not be estimated, why."""
 from __future__ import annotations
 
 from trncost.model import Estimate, Range
-from trncost.model.analysis import CandidateAnalysis
+from trncost.model.analysis import Action, CandidateAnalysis
+from trncost.model.basis import PriceBasis
 from trncost.report.admission import admission_details
 from trncost.report.anchors import PageAnchors
 from trncost.report.checkpoint import checkpoint_block
@@ -102,7 +103,14 @@ def candidate(c: CandidateAnalysis, page: PageAnchors) -> str:
     prefix = page.slug[c.candidate_id]
     est = c.estimate
     decision = f" {action_badge(c.decision.action, small=True)}" if c.decision is not None else ""
-    title = f"<h2>{esc(c.candidate_id)} {status_badge(est.status if est else None)}{decision}</h2>"
+    ready = (
+        c.decision is not None
+        and c.decision.action == Action.ready_to_budget
+        and est is not None
+        and est.price_basis == PriceBasis.official
+    )
+    badge = status_badge(est.status if est else None, ready)
+    title = f"<h2>{esc(c.candidate_id)} {badge}{decision}</h2>"
     body = _not_estimated(c, prefix) if est is None else _estimated(c, est, prefix, page)
     return "".join(
         (

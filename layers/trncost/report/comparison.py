@@ -57,7 +57,7 @@ def _time_text(r: RankedCandidate) -> str:
     return esc(hours(r.time_to_target_h)) if r.time_to_target_h is not None else "never"
 
 
-def _ranking(comp: Comparison, page: PageAnchors) -> str:
+def _ranking(comp: Comparison, page: PageAnchors, ready: frozenset[str] = frozenset()) -> str:
     rows = "".join(
         f'<tr data-candidate="{esc(r.candidate_id)}" data-group="{r.group}" '
         f'data-cost-rank="{r.cost_rank if r.cost_rank is not None else ""}" '
@@ -65,7 +65,8 @@ def _ranking(comp: Comparison, page: PageAnchors) -> str:
         f"{PENDING_ROW if r.cost_per_target_usd is None else ''}>"
         f'<td class="num">{r.group}</td><td class="num">{_rank_cell(r.cost_rank)}</td>'
         f"<td>{page.candidate_link(r.candidate_id)}</td>"
-        f"<td>{status_badge(r.status)}</td><td class='num'>{_cost_cell(r)}</td>"
+        f"<td>{status_badge(r.status, r.candidate_id in ready)}</td>"
+        f"<td class='num'>{_cost_cell(r)}</td>"
         f"<td class='num'>{_split_cell(r)}</td><td>{basis_badge(r.price_basis)}</td>"
         f"<td class='num'>{_time_text(r)}</td>"
         f'<td class="small">{esc(r.note or "")}</td></tr>'
@@ -176,14 +177,17 @@ def _excluded(comp: Comparison, page: PageAnchors) -> str:
     return f'<h3>Could not be estimated ({len(comp.excluded)})</h3><ul id="excluded">{items}</ul>'
 
 
-def comparison(comp: Comparison, page: PageAnchors, chart: str = "") -> str:
-    """The section; `chart` (the side-by-side chart) goes first."""
+def comparison(
+    comp: Comparison, page: PageAnchors, chart: str = "", ready: frozenset[str] = frozenset()
+) -> str:
+    """The section; `chart` (the side-by-side chart) goes first; `ready`: the candidates
+    whose decision is ready_to_budget on official prices (their COMPLETE is green)."""
     return "".join(
         (
             '<section id="comparison"><h2>Comparison on the same work</h2>',
             chart,
             "<h3>Ranked by cost per completed target</h3>",
-            _ranking(comp, page),
+            _ranking(comp, page, ready),
             _by_time(comp, page),
             _not_comparable(comp, page),
             _break_evens(comp, page),

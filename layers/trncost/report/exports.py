@@ -26,7 +26,6 @@ from collections.abc import Iterable, Sequence
 
 from trncost.display import input_value, number, rate, usd
 from trncost.model import Estimate, InputRow, LineItem, Provenance
-from trncost.model.analysis import Analysis
 
 CSV_COLUMNS = (
     "table",
@@ -140,7 +139,7 @@ def csv_cell(value: object) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-def _csv_rows(candidate: str, est: Estimate) -> Iterable[list[str]]:
+def csv_rows(candidate: str, est: Estimate) -> Iterable[list[str]]:
     for li in est.line_items:
         component, item, quantity, unit, rate_text, amount, basis, kind, source = line_cells(li)
         exact = "" if li.amount_usd is None else str(li.amount_usd)
@@ -157,7 +156,7 @@ def _csv(estimates: Sequence[tuple[str, Estimate]]) -> str:
     csv.writer(out, lineterminator="\r\n").writerow(CSV_COLUMNS)  # plain names, as ever
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
     for candidate, est in estimates:
-        for row in _csv_rows(candidate, est):
+        for row in csv_rows(candidate, est):
             writer.writerow([csv_cell(c) for c in row])
     return out.getvalue()
 
@@ -165,11 +164,6 @@ def _csv(estimates: Sequence[tuple[str, Estimate]]) -> str:
 def estimate_csv(est: Estimate) -> str:
     """One estimate's line items and input table as one CSV table."""
     return _csv([(est.candidate.label, est)])
-
-
-def analysis_csv(analysis: Analysis) -> str:
-    """Every estimated candidate's line items and input table as one CSV table."""
-    return _csv([(c.candidate_id, c.estimate) for c in analysis.candidates if c.estimate])
 
 
 # -- Markdown -----------------------------------------------------------------------------------
@@ -187,7 +181,7 @@ def md_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md_text(text: str) -> str:
+def md_text(text: str) -> str:
     """A line of prose (a heading, a list item): one line, Markdown's specials escaped."""
     text = " ".join(text.split())
     for ch in "\\`*_[]<>#|":
@@ -195,14 +189,14 @@ def _md_text(text: str) -> str:
     return text
 
 
-def _md_estimate(est: Estimate, level: str) -> list[str]:
+def md_estimate(est: Estimate, level: str) -> list[str]:
     parts = [
         f"{level} Line items\n",
         md_table(LINE_COLUMNS, (line_cells(li) for li in est.line_items))
         if est.line_items
         else "No line items.\n",
-        f"\n**AWS bill (cloud):** {_md_text(usd(est.cloud_usd))} · **assumed labour:** "
-        f"{_md_text(usd(est.labour_usd))} · **total:** {_md_text(total_text(est))}\n",
+        f"\n**AWS bill (cloud):** {md_text(usd(est.cloud_usd))} · **assumed labour:** "
+        f"{md_text(usd(est.labour_usd))} · **total:** {md_text(total_text(est))}\n",
         f"\n{level} Input table ({len(est.inputs)} rows)\n",
         md_table(INPUT_COLUMNS, (input_cells(r) for r in est.inputs)),
     ]
@@ -211,30 +205,6 @@ def _md_estimate(est: Estimate, level: str) -> list[str]:
 
 def estimate_markdown(est: Estimate, *, title: str, meta: Sequence[tuple[str, str]] = ()) -> str:
     """One estimate's line items and input table as a Markdown document."""
-    head = [f"# {_md_text(title)}\n"]
-    head += [f"- {_md_text(k)}: {_md_text(v)}" for k, v in meta]
-    return "\n".join([*head, "", *_md_estimate(est, "##")])
-
-
-def analysis_markdown(analysis: Analysis, *, title: str) -> str:
-    """Each candidate's line items and input table, under a summary of the candidates."""
-    summary = md_table(
-        ("candidate", "status", "cost per completed target", "time to target"),
-        (
-            (
-                c.candidate_id,
-                c.estimate.status.upper() if c.estimate else "NOT ESTIMATED",
-                total_text(c.estimate) if c.estimate else (c.error or ""),
-                f"{c.estimate.time.total_h:,.2f} h" if c.estimate and c.estimate.time else "—",
-            )
-            for c in analysis.candidates
-        ),
-    )
-    parts = [f"# {_md_text(title)}\n", "## Candidates\n", summary]
-    for c in analysis.candidates:
-        parts.append(f"\n## {_md_text(c.candidate_id)}\n")
-        if c.estimate is None:
-            parts.append(f"Not estimated: {_md_text(c.error or '')}\n")
-            continue
-        parts += _md_estimate(c.estimate, "###")
-    return "\n".join(parts)
+    head = [f"# {md_text(title)}\n"]
+    head += [f"- {md_text(k)}: {md_text(v)}" for k, v in meta]
+    return "\n".join([*head, "", *md_estimate(est, "##")])

@@ -8,8 +8,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 from trncost.model import Estimate, Range
+from trncost.model.analysis import Action, Decision
+from trncost.model.basis import PriceBasis
 from trncost.report.format import esc, hours, num, timestamp, usd
-from trncost.report.shell import STATUS_TEXT, meta_list, warning_items
+from trncost.report.shell import STATUS_TEXT, action_badge, meta_list, warning_items
 
 
 # -- header ------------------------------------------------------------------------------------
@@ -29,6 +31,27 @@ def _software(est: Estimate) -> str:
     return text
 
 
+def status_chip(est: Estimate, decision: Decision | None) -> str:
+    """The status badge: green only when the estimate is complete, every price official and
+    the decision is ready_to_budget; a complete estimate anything blocks says so in amber."""
+    text = STATUS_TEXT.get(est.status, esc(est.status.upper()))
+    cls = f"status status-{esc(est.status)}"
+    title = ""
+    if est.status == "complete":
+        official = est.price_basis == PriceBasis.official
+        ready = decision is not None and decision.action == Action.ready_to_budget
+        if not (official and ready):
+            cls += " status-not-ready"
+            text += " · NOT READY TO BUDGET"
+            why = [] if official else [f"prices are {est.price_basis or 'not priced'}"]
+            if decision is None:
+                why.append("no decision recorded")
+            elif not ready:
+                why.append(f"the decision is {decision.action.value}")
+            title = f' title="every line is priced, but {esc("; ".join(why))}"'
+    return f'<span class="{cls}" id="status" data-status="{esc(est.status)}"{title}>{text}</span>'
+
+
 def header(
     est: Estimate,
     *,
@@ -36,6 +59,7 @@ def header(
     version: int | None,
     created_at: str | None,
     workload_name: str | None,
+    decision: Decision | None = None,
 ) -> str:
     c = est.candidate
     workload = workload_name or est.workload_id
@@ -70,9 +94,7 @@ def header(
         f'<p class="muted small">trncost · cost to reach one completed training target</p>'
         f"<h1>{esc(workload)}</h1>"
         f'<p class="candidate"><strong>{esc(c.label)}</strong> '
-        f'<span class="status status-{esc(est.status)}" id="status" '
-        f'data-status="{esc(est.status)}">'
-        f"{STATUS_TEXT.get(est.status, esc(est.status.upper()))}</span>{warn_chip}</p>"
+        f"{status_chip(est, decision)}{warn_chip}</p>"
         f'<dl class="meta">{meta_list(meta)}</dl>'
         "</div></header>"
     )
@@ -126,12 +148,12 @@ def _cost_figures(est: Estimate) -> list[str]:
 
 
 def _range_figures(est: Estimate, rng: Range | None) -> list[str]:
-    """The range beside the point: its P50 and P10–P90, each said for what it is."""
+    """The range beside the point: its P10–P90 and P50, each said for what it is."""
     found = range_text(rng, est)
     if found is None:
         return []
     value, sub = found
-    return [figure("Range (Monte Carlo)", value, sub, "", "range-headline")]
+    return [figure("Range: P10–P90 (Monte Carlo)", value, sub, "range", "range-headline")]
 
 
 def _split_figures(est: Estimate) -> list[str]:
@@ -235,20 +257,72 @@ def range_text(rng: Range | None, est: Estimate) -> tuple[str, str] | None:
     if band is None or band.p50 is None:
         return None
     what = "total" if rng.total_usd is not None else "known part"
-    value = f"P50 {esc(usd(band.p50))}"
+    value = f"{esc(usd(band.p10))} – {esc(usd(band.p90))}"
     sub = (
-        f"P10–P90 {esc(usd(band.p10))} – {esc(usd(band.p90))} of the {what} over "
-        f"{rng.samples:,} draws (p_infeasible {rng.p_infeasible:.1%}); the point figure is "
-        "the estimate at the posterior mean of every drawn input"
+        f"<strong>P50 {esc(usd(band.p50))}</strong> of the {what} over {rng.samples:,} draws "
+        f"(p_infeasible {rng.p_infeasible:.1%}); the point figure is the estimate at the "
+        "posterior mean of every drawn input"
     )
     return value, sub
 
 
-def headline(est: Estimate, rng: Range | None = None) -> str:
-    figures = [*_cost_figures(est), *_range_figures(est, rng), *_split_figures(est)]
+FIRST_REASONS = 3  # the reasons the headline shows; the decision section lists every one
+
+
+def verdict(decision: Decision | None) -> str:
+    """The candidate's decision and its first reasons, first thing in the headline."""
+    if decision is None:
+        return ""
+    items = "".join(
+        f'<li data-code="{esc(r.code)}"><span class="code">{esc(r.code)}</span>: '
+        f"{esc(r.message)}</li>"
+        for r in decision.reasons[:FIRST_REASONS]
+    )
+    more = len(decision.reasons) - FIRST_REASONS
+    rest = (
+        f'<p class="small"><a href="#decision">{more} more reason{"s" if more != 1 else ""}</a></p>'
+        if more > 0
+        else ""
+    )
+    return (
+        f'<div class="estimate-verdict" id="verdict" data-action="{decision.action.value}">'
+        f"<p><span class='muted small'>Decision for this candidate, on its own evidence:</span> "
+        f"{action_badge(decision.action, ident='verdict-action')}</p>"
+        f'<ul class="first-reasons">{items}</ul>{rest}</div>'
+    )
+
+
+def decision_section(decision: Decision | None) -> str:
+    """Every reason of the decision, strongest first."""
+    if decision is None:
+        return ""
+    rows = "".join(
+        f'<li data-code="{esc(r.code)}">{action_badge(r.action, small=True)} '
+        f'<span class="code">{esc(r.code)}</span>: {esc(r.message)}'
+        + (
+            f' <span class="small muted">({esc(", ".join(r.evidence))})</span>'
+            if r.evidence
+            else ""
+        )
+        + "</li>"
+        for r in decision.reasons
+    )
+    none = "" if decision.reasons else f"<p>{esc(decision.summary)}</p>"
+    return (
+        f'<section id="decision"><h2>Decision: {action_badge(decision.action)}</h2>'
+        '<p class="small muted">On this estimate\'s own evidence: a comparison of candidates '
+        "(POST /workloads/{id}/comparisons) also weighs the alternatives.</p>"
+        f'{none}<ul class="reasons">{rows}</ul></section>'
+    )
+
+
+def headline(est: Estimate, rng: Range | None = None, decision: Decision | None = None) -> str:
+    cost = _cost_figures(est)
+    figures = [cost[0], *_range_figures(est, rng), *cost[1:], *_split_figures(est)]
     figures += _time_figures(est)
     body = (
-        f'<div class="figures">{"".join(figures)}</div>'
+        verdict(decision)
+        + f'<div class="figures">{"".join(figures)}</div>'
         + _projection(est)
         + price_basis(est)
         + _total(est)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from trncost.model import Estimate, Range
 from trncost.model.actuals import ActualsComparison
-from trncost.model.analysis import CheckpointAdvice
+from trncost.model.analysis import CheckpointAdvice, Decision
 from trncost.model.capacity import CapacityPlan
 from trncost.report.actuals import actuals_section
 from trncost.report.admission import admission_section
@@ -25,7 +25,7 @@ from trncost.report.breakdown import breakdown, time_split
 from trncost.report.capacity import capacity_section
 from trncost.report.checkpoint import checkpoint_section
 from trncost.report.format import esc
-from trncost.report.headline import header, headline, warnings
+from trncost.report.headline import decision_section, header, headline, warnings
 from trncost.report.inputs import inputs_section
 from trncost.report.line_items import line_items
 from trncost.report.shell import STATUS_TEXT, html_page
@@ -54,6 +54,7 @@ def render_report(
     actuals: ActualsComparison | None = None,
     checkpoint: CheckpointAdvice | None = None,
     capacity: CapacityPlan | None = None,
+    decision: Decision | None = None,
 ) -> str:
     """The estimate as one self-contained HTML5 page (inline CSS and SVG, no scripts).
     `alternative`: its break-even against the best comparable estimate of the workload;
@@ -73,11 +74,13 @@ def render_report(
                 version=version,
                 created_at=created_at,
                 workload_name=workload_name,
+                decision=decision,
             ),
             "<main>",
-            headline(est, rng),
+            headline(est, rng, decision),
             actuals_section(actuals),
             break_even_section(est, alternative),
+            decision_section(decision),
             warnings(est),
             breakdown(est),
             time_split(est),

@@ -21,8 +21,10 @@ from trncost.model.basis import PriceBasis
 from trncost.report.format import esc, input_value
 from trncost.report.provenance import (
     KIND_HELP,
+    NOT_MEASURED,
     basis_badge,
     kind_badge,
+    provenance_badge,
     provenance_html,
     row_anchor,
 )
@@ -48,8 +50,10 @@ def basis_cell(basis: PriceBasis | None) -> str:
 
 def value_cell(row: InputRow) -> str:
     if row.value is None:
-        if row.provenance.kind == "pending":
+        if row.provenance.kind == "pending" and getattr(row.provenance, "price_key", None):
             return '<span class="pending-text">PENDING</span>'
+        if row.provenance.kind == "pending":
+            return f'<span class="muted">{NOT_MEASURED}</span>'
         return '<span class="muted">—</span>'
     tiers = tier_list(row.value) if isinstance(row.value, str) else None
     if tiers:  # a tiered price: its first and last rate, every tier folded beneath
@@ -72,7 +76,8 @@ def _row(row: InputRow, anchor: Callable[[str], str], known: set[str]) -> str:
         f'<code class="row-id">{esc(row.id)}</code></td>'
         f'<td class="num value" data-col="value">{value_cell(row)}</td>'
         f'<td class="unit" data-col="unit">{esc(row.unit or "")}</td>'
-        f'<td class="badges" data-col="provenance">{kind_badge(kind)}'
+        f'<td class="badges" data-col="provenance">'
+        f"{provenance_badge(row.provenance, row.price_basis)}"
         f"{basis_cell(row.price_basis) if row.price_basis else ''}</td>"
         f'<td class="source small" data-col="source">{provenance_html(row.provenance, known)}</td>'
         "</tr>"

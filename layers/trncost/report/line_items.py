@@ -10,7 +10,7 @@ from __future__ import annotations
 from trncost.model import Estimate, LineItem
 from trncost.report.format import esc, num, rate, usd
 from trncost.report.inputs import basis_cell, table_head
-from trncost.report.provenance import kind_badge, provenance_html
+from trncost.report.provenance import provenance_badge, provenance_html
 from trncost.report.shell import COMPONENT_LABELS, PENDING_ROW
 
 # (column, header, share of the width)
@@ -57,7 +57,7 @@ def _row(li: LineItem, known: set[str]) -> str:
         f'<td class="num" data-col="rate">{_rate_cell(li)}</td>'
         f'<td class="num" data-col="amount">{_amount_cell(li)}</td>'
         f'<td class="badges" data-col="provenance">{basis_cell(li.price_basis)}'
-        f"{kind_badge(li.provenance.kind)}</td>"
+        f"{provenance_badge(li.provenance, li.price_basis)}</td>"
         f'<td class="source small" data-col="source">{provenance_html(li.provenance, known)}</td>'
         "</tr>"
     )
@@ -76,15 +76,24 @@ def line_items(est: Estimate, known: set[str]) -> str:
         else f'<span class="pending-text">{esc(est.total_formula)}</span>'
     )
     cloud, labour = esc(usd(est.cloud_usd)), esc(usd(est.labour_usd))
-    span = len(COLUMNS) - 3
+    names = [name for name, _, _ in COLUMNS]
+    at = names.index("amount")  # each total in the amount column, under the amounts it sums
+    after = len(names) - at - 1
+
+    def foot(label: str, value: str, ident: str = "", formula: bool = False) -> str:
+        row_id = f' id="{ident}"' if ident else ""
+        if formula:  # a formula in the PENDING price: too long for one column
+            cell = f'<td class="total total-formula" colspan="{after + 1}">{value}</td>'
+        else:
+            cell = f'<td class="num total">{value}</td><td colspan="{after}"></td>'
+        return f'<tr{row_id}><td colspan="{at}">{label}</td>{cell}</tr>'
+
     return (
         '<section id="line-items"><h2>Line items</h2><div class="table-wrap">'
         f'<table class="fit lines-table" data-table="line-items">{table_head(COLUMNS)}'
-        f"<tbody>{rows}</tbody>"
-        f'<tfoot><tr id="line-cloud"><td colspan="3">AWS bill (cloud)</td>'
-        f'<td class="total" colspan="{span}">{cloud}</td></tr>'
-        f'<tr id="line-labour"><td colspan="3">assumed labour</td>'
-        f'<td class="total" colspan="{span}">{labour}</td></tr>'
-        f'<tr><td colspan="3">total</td><td class="total" colspan="{span}">{total}</td></tr>'
-        "</tfoot></table></div></section>"
+        f"<tbody>{rows}</tbody><tfoot>"
+        + foot("AWS bill (cloud)", cloud, "line-cloud")
+        + foot("assumed labour", labour, "line-labour")
+        + foot("total", total, formula=not est.complete)
+        + "</tfoot></table></div></section>"
     )

@@ -34,10 +34,25 @@ def row_anchor(row_id: str) -> str:
     return "input-" + "_".join(row_id.split())
 
 
-def kind_badge(kind: str) -> str:
+def kind_badge(kind: str, text: str | None = None) -> str:
+    """The provenance kind as a badge (`text`: what it says instead of the kind's name)."""
     # a line may break after an underscore (`published_reference` in a narrow column)
-    text = esc(kind).replace("_", "_<wbr>")
-    return f'<span class="kind kind-{esc(kind)}">{text}</span>'
+    shown = esc(text if text is not None else kind).replace("_", "_<wbr>")
+    return f'<span class="kind kind-{esc(kind)}">{shown}</span>'
+
+
+NOT_MEASURED = "not measured"  # a pending input that is not a price: PENDING is for prices
+
+
+def provenance_badge(p: Provenance, basis: PriceBasis | None) -> str:
+    """The badge of a row or line's provenance as it is true: an official-format price whose
+    basis is weaker than official gets no `official_price` badge (its basis badge says what it
+    is: example, saved_file, assumed); a pending input that is not a price is "not measured"."""
+    if p.kind == ProvenanceKind.official_price and basis not in (None, PriceBasis.official):
+        return ""
+    if p.kind == ProvenanceKind.pending and not getattr(p, "price_key", None):
+        return kind_badge("not_measured", NOT_MEASURED)
+    return kind_badge(p.kind)
 
 
 BASIS_HELP: dict[PriceBasis, str] = {
@@ -147,7 +162,8 @@ def provenance_html(p: Provenance, known: set[str]) -> str:
                 out += f'<span class="inputs-of small">from {row_links(p.inputs, known)}</span>'
             return out
         case _:
+            if not p.price_key:  # not a price: simply not measured
+                return f'<span class="muted">{NOT_MEASURED}</span>: {esc(p.reason)}'
             out = f'<span class="pending-text">PENDING</span>: {esc(p.reason)}'
-            if p.price_key:
-                out += f" · <code>P[{esc(p.price_key)}]</code>"
+            out += f" · <code>P[{esc(p.price_key)}]</code>"
             return out

@@ -13,7 +13,7 @@ from typing import Literal, get_args
 
 from trncost.model import Estimate, Range
 from trncost.model.actuals import ActualsComparison
-from trncost.model.analysis import Analysis, CheckpointAdvice
+from trncost.model.analysis import Analysis, CheckpointAdvice, Decision
 from trncost.model.capacity import CapacityPlan
 from trncost.report.break_even import Alternative, break_even_text
 
@@ -65,6 +65,7 @@ def render_estimate(
     actuals: ActualsComparison | None = None,
     checkpoint: CheckpointAdvice | None = None,
     capacity: CapacityPlan | None = None,
+    decision: Decision | None = None,
 ) -> Rendered:
     """One estimate's report as `fmt` (html, csv or md); `rng`: its stored range;
     `actuals`: its "Estimate vs actual" section, `checkpoint` its checkpoint interval advice and
@@ -87,6 +88,7 @@ def render_estimate(
             actuals=actuals,
             checkpoint=checkpoint,
             capacity=capacity,
+            decision=decision,
         )
     elif kind == "csv":
         from trncost.report.exports import estimate_csv
@@ -104,6 +106,15 @@ def render_estimate(
             ("Created", timestamp(created_at)),
             ("Price snapshot", estimate.snapshot_id),
         ]
+        if rng is not None:
+            from trncost.report.headline import range_text
+
+            found = range_text(rng, estimate)
+            if found is not None:
+                meta.append(("P10–P90", re.sub(r"<[^>]+>", "", found[0] + "; " + found[1])))
+        if decision is not None:
+            first = "; ".join(f"{r.code}: {r.message}" for r in decision.reasons[:3])
+            meta.append(("Decision", f"{decision.action.value}" + (f" — {first}" if first else "")))
         if alternative is not None and alternative.break_even is not None:
             meta.append(("Break-even", break_even_text(alternative.break_even)))
         title = f"trncost — {workload_name or estimate.workload_id} — {estimate.candidate.label}"
@@ -130,11 +141,11 @@ def render_analysis(
             analysis, workload_name=workload_name, workload_id=workload_id
         )
     elif kind == "csv":
-        from trncost.report.exports import analysis_csv
+        from trncost.report.analysis_exports import analysis_csv
 
         body = analysis_csv(analysis)
     else:
-        from trncost.report.exports import analysis_markdown
+        from trncost.report.analysis_exports import analysis_markdown
 
         title = f"trncost — {workload_name or workload_id or 'workload'} — comparison"
         body = analysis_markdown(analysis, title=title)

@@ -94,11 +94,15 @@ def action_badge(action: Action | str, *, ident: str = "", small: bool = False) 
     )
 
 
-def status_badge(status: str | None) -> str:
-    """An estimate's status; None: the candidate could not be estimated."""
+def status_badge(status: str | None, ready: bool | None = None) -> str:
+    """An estimate's status; None: the candidate could not be estimated. A complete one is a
+    green light only when `ready` (ready to budget on official prices); otherwise it says it
+    is not ready, in amber."""
     if status is None:
         return f'<span class="status status-error" data-status="error">{ERROR_TEXT}</span>'
-    return (
-        f'<span class="status status-{esc(status)}" data-status="{esc(status)}">'
-        f"{STATUS_TEXT.get(status, esc(status.upper()))}</span>"
-    )
+    text = STATUS_TEXT.get(status, esc(status.upper()))
+    cls = f"status status-{esc(status)}"
+    if status == "complete" and not ready:
+        cls += " status-not-ready"
+        text += " · NOT READY"
+    return f'<span class="{cls}" data-status="{esc(status)}">{text}</span>'

@@ -17,7 +17,7 @@ from trncost.model.analysis import Analysis, CandidateAnalysis
 from trncost.report.format import coord, esc, hours, short, usd, usd_float
 from trncost.report.style import AXIS_COLOUR, GRID_COLOUR, MEDIAN_COLOUR, PENDING_STRIPE
 
-WIDTH, LABEL_W, GAP, ROW_H, TOP, BOTTOM = 1000, 250, 40, 36, 34, 30
+WIDTH, LABEL_W, GAP, ROW_H, TOP, BOTTOM = 1000, 220, 40, 40, 34, 30
 PANEL_W = (WIDTH - LABEL_W - GAP - 20) // 2
 COST_X = LABEL_W + 10
 TIME_X = COST_X + PANEL_W + GAP
@@ -90,7 +90,11 @@ def _top(values: list[_Value]) -> float:
 
 
 def _tick_text(value: float, fmt: str) -> str:
+    """An axis tick, short enough that neighbours never touch at 1024 px ($32k, $1.5M)."""
     if fmt == "usd":
+        for size, suffix in ((1e6, "M"), (1e3, "k")):
+            if value >= size:
+                return f"${value / size:,.{0 if (value / size).is_integer() else 1}f}{suffix}"
         return f"${value:,.0f}" if value >= 100 or value == 0 else usd_float(value)
     return f"{value:,.0f} h" if value >= 10 or value == 0 else f"{value:,.1f} h"
 
@@ -160,6 +164,26 @@ def _mark(v: _Value, x0: float, y: float, top: float, colour: str, kind: str) ->
     return out
 
 
+def _row_label(candidate_id: str, y: float) -> str:
+    """The candidate's name on two lines when it has a parenthesis (`4× trn2.48xlarge` over
+    `(us-east-2, on_demand)`), so it is read whole instead of cut at 1024 px."""
+    head, sep, rest = candidate_id.partition(" (")
+    if not sep:
+        lines = [(short(candidate_id, 30), "row-label")]
+    else:
+        lines = [(short(head, 30), "row-label"), (short("(" + rest, 34), "row-label row-sub")]
+    mid = y + ROW_H / 2
+    first = mid + 4 - 7 * (len(lines) - 1)
+    spans = "".join(
+        f'<tspan x="{LABEL_W}" y="{coord(first + 14 * i)}" class="{cls}">{esc(text)}</tspan>'
+        for i, (text, cls) in enumerate(lines)
+    )
+    return (
+        f'<text text-anchor="end" class="row-label">{spans}<title>{esc(candidate_id)}</title>'
+        "</text>"
+    )
+
+
 def side_by_side(analysis: Analysis) -> str:
     """The chart and its legend; nothing when there are no candidates."""
     cands = analysis.candidates
@@ -174,9 +198,7 @@ def side_by_side(analysis: Analysis) -> str:
         y = TOP + ROW_H * i
         rows.append(
             f'<g class="sbs-row" data-candidate="{esc(c.candidate_id)}">'
-            f'<text x="{LABEL_W}" y="{coord(y + ROW_H / 2 + 4)}" text-anchor="end" '
-            'class="row-label">'
-            f"{esc(short(c.candidate_id, 38))}<title>{esc(c.candidate_id)}</title></text>"
+            + _row_label(c.candidate_id, y)
             + _mark(cost, COST_X, y, top_cost, COST_COLOUR, "cost")
             + _mark(time, TIME_X, y, top_time, TIME_COLOUR, "time")
             + "</g>"

@@ -66,6 +66,17 @@ a { color: inherit; }
 .status-complete { color: var(--ok); background: var(--ok-bg); border-color: var(--ok); }
 .status-incomplete { color: var(--warn); background: var(--warn-bg); border-color: var(--warn); }
 .status-infeasible { color: var(--bad); background: var(--bad-bg); border-color: var(--bad); }
+.status-complete.status-not-ready { color: var(--warn); background: var(--warn-bg);
+  border-color: var(--warn); }
+.estimate-verdict { border-left: 4px solid #1e40af; background: #f8fafc; padding: 8px 14px;
+  margin: 0 0 14px; }
+.estimate-verdict[data-action="ready_to_budget"] { border-left-color: var(--ok); }
+.estimate-verdict[data-action="pause_migration"] { border-left-color: var(--bad); }
+.estimate-verdict p { margin: 0 0 4px; }
+#summary-table .action { white-space: normal; }
+#summary-table td[data-col="candidate"] { min-width: 9em; }
+.first-reasons { margin: 4px 0 0; padding-left: 20px; }
+.figure .value.range { font-size: 1.35rem; }
 
 .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr));
   gap: 14px; }
@@ -133,7 +144,8 @@ table.fit .row-id { display: block; color: var(--muted); font-size: .78em; margi
 table.fit .price-key { text-align: left; font-size: .78em; }
 table.fit .kind, table.fit .basis { white-space: normal; max-width: 100%; }
 table.fit td.source { max-width: none; }
-table.fit td.total { text-align: left; }
+table.fit td.total { text-align: right; }
+table.fit td.total-formula { text-align: left; }
 table.fit details.sources, table.fit details.tiers { margin: 2px 0 0; }
 table.fit details.tiers summary { font-size: inherit; color: inherit; }
 table.fit details.inputs-of { margin: 2px 0 0; }
@@ -160,6 +172,7 @@ table.fit ul.sources { margin: 2px 0; padding-left: 16px; }
 .kind-trial_measurement { color: #065f46; background: #d1fae5; border-color: #6ee7b7; }
 .kind-user_assumption { color: #5b21b6; background: #ede9fe; border-color: #c4b5fd; }
 .kind-derived { color: #334155; background: #e2e8f0; border-color: #94a3b8; }
+.kind-not_measured { color: #475569; background: #f1f5f9; border-color: #cbd5e1; }
 .kind-pending { color: #92400e; background: #fef3c7; border-color: #d97706;
   border-style: dashed; }
 .basis { display: inline-block; padding: 1px 8px; border-radius: 4px; font-size: .75rem;
@@ -234,6 +247,7 @@ svg.defs { position: absolute; width: 0; height: 0; overflow: hidden; }
 .chart.side-by-side { max-width: 1100px; }
 .chart .panel-title { font-weight: 700; font-size: 13px; }
 .chart .row-label { font-size: 12px; }
+.chart .row-sub { font-size: 11px; fill: #64748b; }
 .chart .none-label { fill: var(--bad); font-weight: 700; }
 .chart.tornado { max-width: 1100px; }
 .chart a text { fill: #1e3a8a; text-decoration: underline; }

@@ -438,7 +438,7 @@ class ActualsService:
         from trncost.estimate import estimate, monte_carlo
         from trncost.estimate.actuals import run_range, trials_usd
         from trncost.model import EstimateInput
-        from trncost.services.estimates import fingerprint
+        from trncost.services.versions import fingerprint
 
         workload = self.records.get_workload(definition.workload_id)
         if workload is None:

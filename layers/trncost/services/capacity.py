@@ -131,7 +131,7 @@ class CapacityService:
         seed and draws), the offerings asked for now at their P50 and P90, weighed."""
         from trncost.estimate.capacity import block_hours, capacity_plan, held_percentiles
         from trncost.estimate.uncertainty import simulate
-        from trncost.services.estimates import RANGE_SAMPLES, RANGE_SEED
+        from trncost.services.versions import RANGE_SAMPLES, RANGE_SEED
 
         _, sim = simulate(inp, samples=RANGE_SAMPLES, seed=RANGE_SEED, est=est)
         drawn = np.broadcast_to(sim.outcome.held_h, (sim.samples,))

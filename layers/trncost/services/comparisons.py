@@ -195,7 +195,9 @@ class ComparisonService:
             else "assumptions.price_overrides"
             for i, plan in enumerate(ask.candidates)
         ]
-        as_of = self.today().isoformat() if ask.credits else None
+        as_of = None
+        if ask.credits is not None:  # the request's own "today", else the day it is made
+            as_of = ask.credits.as_of or self.today().isoformat()
         return Prepared(workload, trials, prices, inputs, limited, fields, as_of)
 
     def estimate_each(self, workload_id: str, ask: ComparisonRequest) -> EachEstimate:

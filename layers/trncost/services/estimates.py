@@ -16,13 +16,11 @@ in the dead-letter queue if it keeps failing, so nothing is lost.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -30,6 +28,7 @@ from pydantic import ValidationError
 from trncost import aws
 from trncost.errors import (
     Busy,
+    Conflict,
     DomainError,
     InvalidInput,
     NoPrices,
@@ -41,22 +40,30 @@ from trncost.events import DetailType
 from trncost.model import (
     Assumptions,
     Candidate,
-    Estimate,
+    Decision,
     EstimateInput,
     PriceSnapshot,
-    Range,
 )
-from trncost.model.analysis import CheckpointAdvice, Decision
-from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
     EstimateListing,
     EstimatePage,
     EstimateVersion,
     RefreshFailure,
+    Standing,
     UnreadableDefinition,
+    VersionSummary,
 )
 from trncost.pricing.names import KnownNames
+from trncost.services.versions import (
+    changes_between,
+    estimate,
+    estimate_decision,
+    estimate_extras,
+    fingerprint,
+    scope_of,
+    summary_of,
+)
 from trncost.store.prices import PriceStore
 from trncost.store.records import RecordStore
 
@@ -72,7 +79,6 @@ log = logging.getLogger(__name__)
 __all__ = [
     "EstimateService",
     "Refreshed",
-    "fingerprint",
     "infrastructure_failure",
     "route_refresh",
 ]
@@ -80,72 +86,6 @@ __all__ = [
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def estimate(inp: EstimateInput, *, check_price_overrides: bool = True) -> Estimate:
-    """The engine (trncost.estimate), imported on first use: the routes that only read
-    estimates (and a cold start) never load it."""
-    from trncost.estimate import estimate as compute
-
-    return compute(inp, check_price_overrides=check_price_overrides)
-
-
-RANGE_SAMPLES, RANGE_SEED = 20_000, 0  # each version's Monte Carlo range: same seed, same range
-
-
-@dataclass(frozen=True)
-class Extras:
-    """What a version keeps beside its estimate: its range, its checkpoint advice and its own
-    decision (each None when it cannot be made)."""
-
-    range: Range | None
-    checkpoint: CheckpointAdvice | None
-    decision: Decision | None
-
-
-def estimate_extras(inp: EstimateInput, result: Estimate) -> Extras:
-    """The version's range — the same model's Monte Carlo (RANGE_SAMPLES draws, RANGE_SEED), so
-    the report can show P50 and P10–P90 beside the point — its checkpoint interval advice (the
-    same model, trncost.estimate.checkpoint) and its own decision (trncost.estimate.decide,
-    without a comparison's alternatives); each None when it cannot be made."""
-    from trncost.estimate import decide
-    from trncost.estimate.checkpoint import checkpoint_advice
-    from trncost.estimate.uncertainty import prepare, range_of, simulate
-
-    found: Range | None = None
-    advice: CheckpointAdvice | None = None
-    try:
-        prepared, sim = simulate(
-            inp, samples=RANGE_SAMPLES, seed=RANGE_SEED, prepared=prepare(inp, result)
-        )
-        found = range_of(prepared, sim, seed=RANGE_SEED)
-        advice = checkpoint_advice(prepared, seed=RANGE_SEED)
-    except DomainError as exc:
-        log.info("no range for this estimate: %s", exc)
-    try:
-        decision: Decision | None = decide(inp, result)
-    except DomainError as exc:
-        log.info("no decision for this estimate: %s", exc)
-        decision = None
-    return Extras(found, advice, decision)
-
-
-def _changes(before: Estimate, after: Estimate) -> list[FigureChange]:
-    """The figures that moved (trncost.estimate.changes, loaded with the engine)."""
-    from trncost.estimate.changes import changes
-
-    return changes(before, after)
-
-
-def fingerprint(inp: EstimateInput, definition: EstimateDefinition) -> str:
-    """What the estimate depends on: the definition, the snapshot and every trial record."""
-    digest = hashlib.sha256()
-    digest.update(definition.model_dump_json(exclude={"created_at"}).encode())
-    digest.update(inp.prices.snapshot_id.encode())
-    digest.update(inp.workload.model_dump_json().encode())
-    for trial in sorted(inp.trials, key=lambda t: t.trial_id):
-        digest.update(trial.model_dump_json().encode())
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -202,12 +142,22 @@ class EstimateService:
         unknown workload."""
         if self.records.get_workload(workload_id) is None:
             raise NotFound(f"workload {workload_id} not found")
-        page = self.records.list_estimate_definitions(workload_id, limit, cursor)
-        return EstimatePage([self._listed(d) for d in page.items], page.cursor)
+        page = self.records.list_estimates(workload_id, limit, cursor)
+        listed = [self._listed(d, summary) for d, summary in page.items]
+        standings = self.records.get_standings([e.estimate_id for e in listed if e.summary])
+        listed = [replace(e, standing=standings.get(e.estimate_id)) for e in listed]
+        return EstimatePage(listed, page.cursor)
 
-    def _listed(self, definition: EstimateDefinition | UnreadableDefinition) -> EstimateListing:
+    def _listed(
+        self,
+        definition: EstimateDefinition | UnreadableDefinition,
+        summary: VersionSummary | None = None,
+    ) -> EstimateListing:
         if isinstance(definition, UnreadableDefinition):
             return EstimateListing(definition.estimate_id, None, None, None, definition.reason)
+        if summary is not None:  # the headline kept with the definition: no version read
+            eid, pinned = definition.estimate_id, definition.snapshot_id
+            return EstimateListing(eid, definition.candidate, pinned, None, summary=summary)
         eid = definition.estimate_id
         try:
             latest = self.records.get_version(eid)
@@ -252,48 +202,87 @@ class EstimateService:
                 if self.capacity and fmt == "html"
                 else None
             ),
+            decision=self._decision(found) if fmt != "csv" else None,
         )
 
-    def alternative(self, found: EstimateVersion) -> Alternative | None:
-        """The break-even of a PENDING estimate against the cheapest fully priced comparable
-        estimate of its workload (their latest versions), as a comparison computes it; None
-        for an estimate with no PENDING price."""
-        from trncost.estimate import rank
-        from trncost.report.break_even import Alternative
-
-        mine = found.estimate
-        if not mine.incomplete:
-            return None
+    def _decision(self, found: EstimateVersion) -> Decision | None:
+        """The version's decision; decided now for a version stored before decisions were
+        kept (on the evidence it was computed from, trials recorded by then)."""
+        if found.decision is not None:
+            return found.decision
         definition = self.records.get_estimate_definition(found.estimate_id)
         if definition is None:
             return None
-        pairs = []
-        for other in self.records.estimate_definitions(mine.workload_id):
-            if other.estimate_id == found.estimate_id:
-                continue
-            latest = self.records.get_version(other.estimate_id)
-            if latest is not None:
-                pairs.append((other, latest))
-        inputs = _Inputs(self, mine.workload_id)
-        # one per candidate label (the ranking names candidates by label): the cheapest
-        others: dict[str, tuple[EstimateInput, Estimate, str]] = {}
-        for other, latest in sorted(pairs, key=lambda p: _cost_key(p[1].estimate)):
-            label = latest.estimate.candidate.label
-            if label != mine.candidate.label and label not in others:
-                others[label] = (inputs.of(other), latest.estimate, other.estimate_id)
         try:
-            comparison = rank([(inputs.of(definition), mine)] + [o[:2] for o in others.values()])
-        except DomainError:
-            return Alternative(None, considered=len(pairs))
-        found_be = next(
-            (b for b in comparison.break_evens if b.candidate_id == mine.candidate.label), None
-        )
-        against = others.get(found_be.against) if found_be and found_be.against else None
+            inp = self._input(definition)
+        except (DomainError, NotFound):
+            return None
+        trials = self.records.trials_recorded_by(definition.workload_id, found.created_at)
+        inp = inp.model_copy(update={"trials": trials})
+        return estimate_decision(inp, found.estimate)
+
+    def standing(self, estimate_id: str, workload_id: str) -> Standing | None:
+        """Where the estimate stands among its workload's (stored when a version is added;
+        computed once here for an estimate stored before standings were kept)."""
+        found = self.records.get_standing(estimate_id)
+        if found is None:
+            found = self.restand(workload_id).get(estimate_id)
+        return found
+
+    def restand(self, workload_id: str) -> dict[str, Standing]:
+        """Rank the workload's estimates from their latest headlines and store each standing
+        that moved (trncost.estimate.standings): run whenever a version is added, so a read
+        never ranks. An estimate stored before headlines were kept is summarised first."""
+        from trncost.estimate.standings import standings
+
+        entries: list[tuple[str, VersionSummary]] = []
+        for eid, summary in self.records.summaries(workload_id):
+            if summary is None:
+                summary = self._summarize_stored(eid)
+            if summary is not None:
+                entries.append((eid, summary))
+        computed = standings(entries, at=self.clock().isoformat())
+        before = self.records.get_standings(list(computed)) if len(computed) <= 100 else {}
+        moved = [
+            st
+            for eid, st in computed.items()
+            if eid not in before
+            or before[eid].model_dump(exclude={"computed_at"})
+            != st.model_dump(exclude={"computed_at"})
+        ]
+        self.records.put_standings(moved)
+        return computed
+
+    def _summarize_stored(self, estimate_id: str) -> VersionSummary | None:
+        """The headline of a version stored before headlines were kept, kept now."""
+        definition = self.records.get_estimate_definition(estimate_id)
+        latest = self.records.get_version(estimate_id)
+        if definition is None or latest is None:
+            return None
+        try:
+            scope = scope_of(self._input(definition))
+        except (DomainError, NotFound):
+            scope = None
+        summary = summary_of(latest, scope)
+        self.records.set_summary(estimate_id, summary)
+        return summary
+
+    def alternative(self, found: EstimateVersion) -> Alternative | None:
+        """The break-even of a PENDING estimate against the cheapest fully priced comparable
+        estimate of its workload, as stored with its standing; None for an estimate with no
+        PENDING price."""
+        from trncost.report.break_even import Alternative
+
+        if found.estimate.status != "incomplete":
+            return None
+        st = self.standing(found.estimate_id, found.estimate.workload_id)
+        if st is None:
+            return None
         return Alternative(
-            found_be,
-            against_estimate_id=against[2] if against else None,
-            against_total_usd=against[1].total_usd if against else None,
-            considered=len(pairs),
+            st.break_even,
+            against_estimate_id=st.against_estimate_id,
+            against_total_usd=st.against_total_usd,
+            considered=st.considered,
         )
 
     def snapshot(self, snapshot_id: str | None) -> PriceSnapshot:
@@ -349,6 +338,12 @@ class EstimateService:
         not know is refused (422, with the close matches)."""
         self.names.check_candidate(candidate)
         self.names.check_assumptions(assumptions)
+        retraction = self.records.workload_retraction(workload_id)
+        if retraction is not None:
+            raise Conflict(
+                f"workload {workload_id} was retracted at {retraction.at} ({retraction.reason}):"
+                " it takes no new estimate"
+            )
         definition = EstimateDefinition(
             estimate_id=f"est-{uuid.uuid4().hex[:12]}",
             workload_id=workload_id,
@@ -373,8 +368,16 @@ class EstimateService:
             checkpoint=extras.checkpoint,
             decision=extras.decision,
         )
-        # the definition and its first version together: never one without the other
-        self.records.put_estimate(definition, first)
+        # the definition and its first version together, with the version's headline (what a
+        # list page reads): never one without the other
+        self.records.put_estimate(definition, first, summary_of(first, scope_of(inp)))
+        try:  # the estimate is stored: a failure from here on must not answer 503
+            self.restand(workload_id)
+        except Exception as exc:  # noqa: BLE001 - the next version (or its first report) ranks
+            if not infrastructure_failure(exc):
+                raise
+            eid = definition.estimate_id
+            log.warning("estimate %s stored; the workload's standings were not: %s", eid, exc)
         return first
 
     def recompute(
@@ -395,12 +398,15 @@ class EstimateService:
                 inp = self._input(definition)
                 fp = fingerprint(inp, definition)
                 if latest is not None and latest.fingerprint == fp:
+                    # a refresh retried after its version was stored: its headline too
+                    if self.records.summary_version(eid) < latest.version:
+                        self.records.set_summary(eid, summary_of(latest, scope_of(inp)))
                     return Refreshed(eid, None, "inputs unchanged")
                 # its overrides were checked when it was created; a refresh never stalls on them
                 result = estimate(inp, check_price_overrides=False)
             except (DomainError, NotFound) as exc:
                 return self._failed(eid, reason, str(exc))
-            moved = _changes(latest.estimate, result) if latest is not None else []
+            moved = changes_between(latest.estimate, result) if latest is not None else []
             if latest is not None and not moved:
                 if self.records.latest_version_number(eid) == latest.version:
                     return Refreshed(eid, None, "figures unchanged")
@@ -421,6 +427,7 @@ class EstimateService:
             )
             events = self._announcement(definition, latest, version)
             if self.records.put_version(version, events):
+                self.records.set_summary(eid, summary_of(version, scope_of(inp)))
                 if events and self.outbox is not None:
                     self.outbox.deliver(events)  # never raises: the sweeper sends the rest
                 return Refreshed(eid, version.version, reason)
@@ -474,7 +481,10 @@ class EstimateService:
         return self.records.refresh_failures(estimate_id)
 
     def refresh_workload(self, workload_id: str, reason: str) -> list[Refreshed]:
-        return [self.refresh_one(d, reason) for d in self.records.readable_definitions(workload_id)]
+        done = [self.refresh_one(d, reason) for d in self.records.readable_definitions(workload_id)]
+        if done:  # always: a retried refresh stands what its first try stored and did not stand
+            self.restand(workload_id)
+        return done
 
     def refresh_for_snapshot(self, previous_id: str | None, new_id: str) -> list[Refreshed]:
         """Recompute estimates that follow the latest prices and were made with another
@@ -485,9 +495,14 @@ class EstimateService:
         while True:
             ids, cursor = self.records.workload_ids(limit=100, cursor=cursor)
             for workload_id in ids:
-                for definition in self.records.readable_definitions(workload_id):
-                    if self._follows_other_snapshot(definition, new_id):
-                        done.append(self.refresh_one(definition, trigger))
+                mine = [
+                    self.refresh_one(definition, trigger)
+                    for definition in self.records.readable_definitions(workload_id)
+                    if self._follows_other_snapshot(definition, new_id)
+                ]
+                if any(r.version is not None for r in mine):
+                    self.restand(workload_id)
+                done += mine
             if cursor is None:
                 return done
 
@@ -505,38 +520,6 @@ class EstimateService:
         return latest is None or latest.estimate.snapshot_id != new_id
 
 
-def _cost_key(est: Estimate) -> tuple[int, Decimal]:
-    """Fully priced estimates first, cheapest first."""
-    total = est.total_usd
-    return (0, total) if total is not None else (1, Decimal(0))
-
-
-class _Inputs:
-    """The estimate inputs of one workload's estimates, its workload, trials and snapshots
-    read once."""
-
-    def __init__(self, service: EstimateService, workload_id: str) -> None:
-        self.service = service
-        workload = service.records.get_workload(workload_id)
-        if workload is None:
-            raise NotFound(f"workload {workload_id} not found")
-        self.workload = workload
-        self.trials = service.records.all_trials(workload_id)
-        self.snapshots: dict[str | None, PriceSnapshot] = {}
-
-    def of(self, definition: EstimateDefinition) -> EstimateInput:
-        key = definition.snapshot_id
-        if key not in self.snapshots:
-            self.snapshots[key] = self.service.snapshot(key)
-        return EstimateInput(
-            workload=self.workload,
-            candidate=definition.candidate,
-            trials=self.trials,
-            prices=self.snapshots[key],
-            assumptions=definition.assumptions,
-        )
-
-
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
         return f"a stored record does not validate: {first_validation_error(exc)[1]}"
@@ -549,6 +532,8 @@ def route_refresh(service: EstimateService, event: dict[str, Any]) -> list[Refre
     kind = event.get("detail-type")
     if kind == DetailType.trial_recorded and detail.get("workload_id"):
         reason = f"trial {detail.get('trial_id')} recorded"
+        if detail.get("outcome") == "retracted":
+            reason = f"trial {detail.get('trial_id')} retracted: {detail.get('reason') or ''}"
         return service.refresh_workload(str(detail["workload_id"]), reason)
     if kind == DetailType.price_snapshot_taken and detail.get("snapshot_id"):
         return service.refresh_for_snapshot(

@@ -156,7 +156,7 @@ class LogImportService:
                 "larger logs with `trncost trial import` (it streams them)",
                 fields=["files"],
             )
-        workload = self.trials.workload(workload_id)
+        workload = (self.trials.workload if dry_run else self.trials.open_workload)(workload_id)
         timeline, results = read_logs(raw, facts)
         done = self.record(
             workload, timeline, results, facts, _digest(raw, facts, workload_id), dry_run=dry_run

@@ -67,7 +67,9 @@ def price_lookup_from(latest_snapshot: Callable[[], Any]) -> PriceLookup:
                 PriceKey.for_instance(instance_type, region, platform=plan.platform)
             )
             if not quote.is_pending and quote.flat_rate is not None:
-                return b.Rate(quote.flat_rate, f"official_price {quote.snapshot_id}/{quote.sku}")
+                # the quote's own basis: an example or saved-file price never reads as official
+                basis = "official_price" if quote.basis == "official" else f"{quote.basis} price"
+                return b.Rate(quote.flat_rate, f"{basis} {quote.snapshot_id}/{quote.sku}")
             why = quote.pending_reason or "tiered price"
         assumed = plan.assumed_hourly_usd.get(instance_type)
         if assumed is not None:

@@ -11,6 +11,13 @@ with its "Trial Recorded" event in the outbox (one transaction), then publishes 
 right away, best effort: if EventBridge is down, the outbox sweeper sends it later, and the
 write still answers success. The event refreshes the estimates of the trial's workload (the
 refresh Lambda); a repeat of the same record writes nothing and announces nothing.
+
+Evidence is corrected, never rewritten: `retract` marks a trial record retracted (who, when,
+why) and announces it like a new trial, so every estimate of the workload is recomputed without
+it (admission `retracted`: neither evidence nor cost) and gets a version listing the change. A
+corrected record names the one it replaces (`supersedes`): recording it retracts that one,
+which then names its correction. A workload is retracted the same way; it stays readable, and
+takes no new trial or estimate.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from trncost.errors import Conflict, DomainError, NotFound
 from trncost.events import DetailType
-from trncost.model import TrialRun, Workload
+from trncost.model import Retraction, TrialRun, Workload
 from trncost.model.common import MAX_NOTE_CHARS, MAX_TEXT_ITEMS, unprintable
 from trncost.model.records import Page
 from trncost.pricing.names import KnownNames
@@ -68,6 +75,44 @@ class TrialService:
             raise NotFound(f"workload {workload_id} not found")
         return workload
 
+    def open_workload(self, workload_id: str) -> Workload:
+        """The workload, if it takes new evidence: Conflict once it is retracted."""
+        workload = self.workload(workload_id)
+        retraction = self.records.workload_retraction(workload_id)
+        if retraction is not None:
+            raise Conflict(
+                f"workload {workload_id} was retracted at {retraction.at}"
+                + (f" by {retraction.by}" if retraction.by else "")
+                + f" ({retraction.reason}): it takes no new trial or estimate"
+                + (f"; use {retraction.superseded_by}" if retraction.superseded_by else "")
+            )
+        return workload
+
+    def retract_workload(
+        self,
+        workload_id: str,
+        reason: str,
+        by: str | None = None,
+        superseded_by: str | None = None,
+    ) -> tuple[Workload, Retraction]:
+        """Mark the workload retracted (who, when, why; the workload that replaces it): it
+        stays readable with its trials and estimates, and takes no new ones. Conflict when it
+        was retracted before."""
+        workload = self.workload(workload_id)
+        if superseded_by is not None:
+            if superseded_by == workload_id:
+                raise DomainError("superseded_by: a workload cannot supersede itself")
+            self.workload(superseded_by)
+        retraction = Retraction(
+            at=self.clock().isoformat(), by=by, reason=reason, superseded_by=superseded_by
+        )
+        if not self.records.retract_workload(workload_id, retraction):
+            raise Conflict(f"workload {workload_id} was already retracted")
+        return workload, retraction
+
+    def workload_retraction(self, workload_id: str) -> Retraction | None:
+        return self.records.workload_retraction(workload_id)
+
     def workloads(self, limit: int = 50, cursor: str | None = None) -> Page:
         return self.records.list_workloads(limit, cursor)
 
@@ -86,11 +131,17 @@ class TrialService:
         pydantic's ValidationError naming the field (the API answers 422, an ingest rejects
         it)."""
         at = (recorded_at or self.clock()).isoformat()
+        if trial.retracted is not None:
+            raise DomainError(
+                "retracted: trncost sets it when a trial is retracted; a record is recorded "
+                "unretracted (POST /workloads/{id}/trials/{trial_id}/retract retracts one)"
+            )
         # whatever built it (a request, a log parser, the ingest's model_copy), it is checked
         # whole here; notes trncost wrote itself are made plain and bounded first
         data = trial.model_dump(mode="json")
         data["notes"] = plain_notes(data.get("notes") or [])
         trial = TrialRun.model_validate(data)
+        replaced = self._superseded(trial)
         events = []
         if self.outbox is not None:
             events.append(
@@ -110,10 +161,98 @@ class TrialService:
         written = self.records.put_trial(trial, at, source, recorded_by, events)
         if not written:
             self._same_as_recorded(trial)
+        if replaced is not None:  # also on a repeat whose retraction did not happen
+            self._retract(
+                replaced,
+                f"superseded by the corrected record {trial.trial_id}",
+                recorded_by,
+                superseded_by=trial.trial_id,
+            )
+        if not written:
             return False
         if self.outbox is not None:
             self.outbox.deliver(events)  # never raises: the sweeper sends what is left
         return True
+
+    def _superseded(self, trial: TrialRun) -> TrialRun | None:
+        """The record `trial` corrects (`supersedes`), checked before anything is written:
+        a trial of the same workload, not retracted already (unless by this very record: a
+        repeat). None when it corrects none, or that retraction is done."""
+        if trial.supersedes is None:
+            return None
+        if trial.supersedes == trial.trial_id:
+            raise DomainError("supersedes: a trial cannot supersede itself", fields=["supersedes"])
+        old = self.records.get_trial(trial.supersedes, trial.workload_id)
+        if old is None:
+            raise NotFound(
+                f"supersedes: workload {trial.workload_id} has no trial {trial.supersedes}"
+            )
+        if old.retracted is None:
+            return old
+        if old.retracted.superseded_by == trial.trial_id:
+            return None  # a repeat: already done
+        raise Conflict(
+            f"supersedes: trial {old.trial_id} was already retracted at {old.retracted.at} "
+            f"({old.retracted.reason})",
+            fields=["supersedes"],
+        )
+
+    def retract(
+        self, workload_id: str, trial_id: str, reason: str, by: str | None = None
+    ) -> TrialRun:
+        """Retract the trial `trial_id` of `workload_id`: the record stays, marked with who,
+        when and why, and the workload's estimates are recomputed without it. Conflict when it
+        was retracted before; NotFound for an unknown workload or trial."""
+        self.workload(workload_id)
+        trial = self.trial(trial_id, workload_id)
+        if trial.retracted is not None:
+            raise Conflict(
+                f"trial {trial_id} was already retracted at {trial.retracted.at} "
+                f"({trial.retracted.reason})"
+            )
+        return self._retract(trial, reason, by)
+
+    def _retract(
+        self,
+        trial: TrialRun,
+        reason: str,
+        by: str | None,
+        superseded_by: str | None = None,
+        attempts: int = 5,
+    ) -> TrialRun:
+        retraction = Retraction(
+            at=self.clock().isoformat(), by=by, reason=reason, superseded_by=superseded_by
+        )
+        events = []
+        if self.outbox is not None:  # announced like a new trial: the estimates refresh
+            events.append(
+                self.outbox.event(
+                    DetailType.trial_recorded,
+                    f"{trial.workload_id}\n{trial.trial_id}\nretracted",
+                    {
+                        "workload_id": trial.workload_id,
+                        "trial_id": trial.trial_id,
+                        "phase": trial.phase.value,
+                        "status": trial.status.value,
+                        "outcome": "retracted",
+                        "reason": reason[:500],
+                    },
+                )
+            )
+        for _ in range(attempts):
+            if self.records.retract_trial(trial, retraction, events):
+                break
+            current = self.records.get_trial(trial.trial_id, trial.workload_id)
+            if current is None:
+                raise NotFound(f"trial {trial.trial_id} not found")
+            if current.retracted is not None:
+                raise Conflict(f"trial {trial.trial_id} was already retracted")
+            trial = current
+        else:
+            raise Conflict(f"trial {trial.trial_id} kept changing: try again")
+        if self.outbox is not None:
+            self.outbox.deliver(events)  # never raises: the sweeper sends what is left
+        return trial.model_copy(update={"retracted": retraction})
 
     def _same_as_recorded(self, trial: TrialRun) -> None:
         """A trial id taken in this workload: the same record is a duplicate (nothing changes);
@@ -141,7 +280,7 @@ class TrialService:
     ) -> TrialRun:
         """Record a trial the caller measured, under the workload the path names, noting the
         caller (`recorded_by`)."""
-        self.workload(workload_id)
+        self.open_workload(workload_id)
         self.names.check_candidate(trial.candidate)
         if trial.workload_id != workload_id:
             raise DomainError(

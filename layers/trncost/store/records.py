@@ -14,22 +14,31 @@ from boto3.dynamodb.conditions import Key
 from pydantic import TypeAdapter, ValidationError
 
 from trncost.errors import Conflict, first_validation_error
-from trncost.model import Estimate, Range, TrialRun, Workload
-from trncost.model.analysis import CheckpointAdvice, Decision
+from trncost.model import Decision, Estimate, Range, Retraction, TrialRun, Workload
+from trncost.model.analysis import CheckpointAdvice
 from trncost.model.changes import FigureChange
 from trncost.model.records import (
     EstimateDefinition,
     EstimateVersion,
     Page,
     RefreshFailure,
+    Standing,
     UnreadableDefinition,
+    VersionSummary,
 )
-from trncost.store.base import Repository, decode_cursor, encode_cursor
+from trncost.store.base import (
+    Repository,
+    condition_cancelled,
+    conditional_failed,
+    decode_cursor,
+    encode_cursor,
+)
 from trncost.store.outbox import OutboxEvent
 from trncost.store.schema import (
     ESTIMATE_DEF_SK,
     LEGACY_TRIAL_SK,
     REFRESH_FAILURE_PREFIX,
+    STANDING_SK,
     TABLE,
     WORKLOAD_SK,
     WORKLOADS_GSI_PK,
@@ -84,6 +93,29 @@ class RecordStore(Repository):
     def get_workload(self, workload_id: str) -> Workload | None:
         item = self.item(workload_pk(workload_id), WORKLOAD_SK)
         return Workload.model_validate_json(item["workload"]) if item else None
+
+    def workload_retraction(self, workload_id: str) -> Retraction | None:
+        """Why the workload was retracted (None: it was not, or there is no such workload)."""
+        item = self.item(workload_pk(workload_id), WORKLOAD_SK)
+        raw = item.get("retraction") if item else None
+        return Retraction.model_validate_json(raw) if raw else None
+
+    def retract_workload(self, workload_id: str, retraction: Retraction) -> bool:
+        """Mark the workload retracted, once: False when it is gone or already retracted."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.table.update_item(
+                Key={"pk": workload_pk(workload_id), "sk": WORKLOAD_SK},
+                UpdateExpression="SET retraction = :r",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(retraction)",
+                ExpressionAttributeValues={":r": retraction.model_dump_json()},
+            )
+        except ClientError as exc:
+            if conditional_failed(exc):
+                return False
+            raise
+        return True
 
     def _workloads_page(
         self, limit: int, cursor: str | None, **kwargs: Any
@@ -147,6 +179,45 @@ class RecordStore(Repository):
             [(item, "attribute_not_exists(pk)"), *((e.item(), None) for e in events)]
         )
 
+    def retract_trial(
+        self, trial: TrialRun, retraction: Retraction, events: Sequence[OutboxEvent] = ()
+    ) -> bool:
+        """Mark the stored record of `trial` retracted (the record stays, with who, when and
+        why), with the outbox `events` that announce it in the same transaction. Conditional
+        on the record being exactly `trial` as read: False when it changed meanwhile or is gone
+        (read it again)."""
+        from botocore.exceptions import ClientError
+
+        key = {"pk": trial_pk(trial.trial_id), "sk": trial_sk(trial.workload_id)}
+        if self.item(key["pk"], key["sk"]) is None:
+            key["sk"] = LEGACY_TRIAL_SK  # recorded before trial ids were per workload
+        marked = trial.model_copy(update={"retracted": retraction})
+        update = {
+            "Key": key,
+            "UpdateExpression": "SET trial = :new, retracted_at = :at",
+            "ConditionExpression": "trial = :old",
+            "ExpressionAttributeValues": {
+                ":new": marked.model_dump_json(),
+                ":old": trial.model_dump_json(),
+                ":at": retraction.at,
+            },
+        }
+        try:
+            if not events:
+                self.table.update_item(**update)
+                return True
+            self.table.meta.client.transact_write_items(
+                TransactItems=[
+                    {"Update": {"TableName": self.table.name, **update}},
+                    *({"Put": {"TableName": self.table.name, "Item": e.item()}} for e in events),
+                ]
+            )
+        except ClientError as exc:
+            if conditional_failed(exc) or condition_cancelled(exc):
+                return False
+            raise
+        return True
+
     def get_trial(self, trial_id: str, workload_id: str | None = None) -> TrialRun | None:
         """The trial `trial_id` of `workload_id`; without a workload, the first record of that
         id (the earliest recorded: a later trial of the same id in another workload cannot
@@ -198,12 +269,21 @@ class RecordStore(Repository):
         if not self.put_new(_definition_item(definition)):
             raise Conflict(f"estimate {definition.estimate_id} exists")
 
-    def put_estimate(self, definition: EstimateDefinition, first: EstimateVersion) -> None:
-        """A new estimate: its definition and its first version in one transaction, so a
-        definition is never stored without a version to read (Conflict if the id is taken)."""
+    def put_estimate(
+        self,
+        definition: EstimateDefinition,
+        first: EstimateVersion,
+        summary: VersionSummary | None = None,
+    ) -> None:
+        """A new estimate: its definition (with the first version's headline, `summary`, what a
+        list page reads) and its first version in one transaction, so a definition is never
+        stored without a version to read (Conflict if the id is taken)."""
+        definition_item = _definition_item(definition)
+        if summary is not None:
+            definition_item |= {"latest": summary.model_dump_json(), "latest_version": 1}
         written = self.put_together(
             [
-                (_definition_item(definition), "attribute_not_exists(pk)"),
+                (definition_item, "attribute_not_exists(pk)"),
                 (_version_item(first), "attribute_not_exists(pk)"),
             ]
         )
@@ -227,6 +307,88 @@ class RecordStore(Repository):
             KeyConditionExpression=Key("gsi1pk").eq(gsi1pk),
         )
         return Page([_definition(i) for i in items], encode_cursor(last))
+
+    def list_estimates(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
+        """One page of the workload's estimates, in estimate id order: each item a pair
+        (definition or UnreadableDefinition, its latest version's headline or None when it was
+        stored before headlines were kept). One query, whatever the workload's size."""
+        gsi1pk = workload_estimates_gsi_pk(workload_id)
+        items, last = self.query_page(
+            limit,
+            decode_cursor(cursor, gsi1pk=gsi1pk),
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(gsi1pk),
+        )
+        return Page([(_definition(i), _summary(i)) for i in items], encode_cursor(last))
+
+    def summaries(self, workload_id: str) -> list[tuple[str, VersionSummary | None]]:
+        """Every estimate of the workload: its id and its latest version's headline (None:
+        stored before headlines were kept), without the definitions."""
+        items = self.query_all(
+            IndexName=GSI,
+            KeyConditionExpression=Key("gsi1pk").eq(workload_estimates_gsi_pk(workload_id)),
+            ProjectionExpression="pk, latest",
+        )
+        return [(str(i["pk"]).removeprefix("ESTIMATE#"), _summary(i)) for i in items]
+
+    def set_summary(self, estimate_id: str, summary: VersionSummary) -> bool:
+        """Keep `summary` as the estimate's latest headline unless a later version's is kept
+        already (versions may be stored out of order by concurrent refreshes)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.table.update_item(
+                Key={"pk": estimate_pk(estimate_id), "sk": ESTIMATE_DEF_SK},
+                UpdateExpression="SET latest = :s, latest_version = :v",
+                ConditionExpression="attribute_exists(pk) AND "
+                "(attribute_not_exists(latest_version) OR latest_version < :v)",
+                ExpressionAttributeValues={":s": summary.model_dump_json(), ":v": summary.version},
+            )
+        except ClientError as exc:
+            if conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def summary_version(self, estimate_id: str) -> int:
+        """The version whose headline the definition item keeps (0: none kept)."""
+        found = self.table.get_item(
+            Key={"pk": estimate_pk(estimate_id), "sk": ESTIMATE_DEF_SK},
+            ProjectionExpression="latest_version",
+            ConsistentRead=True,
+        ).get("Item")
+        return int(found["latest_version"]) if found and "latest_version" in found else 0
+
+    def put_standings(self, standings: list[Standing]) -> None:
+        """Store each estimate's standing (batched writes; each replaces the one before)."""
+        with self.table.batch_writer() as batch:
+            for st in standings:
+                batch.put_item(
+                    Item={
+                        "pk": estimate_pk(st.estimate_id),
+                        "sk": STANDING_SK,
+                        "standing": st.model_dump_json(),
+                    }
+                )
+
+    def get_standing(self, estimate_id: str) -> Standing | None:
+        item = self.item(estimate_pk(estimate_id), STANDING_SK)
+        return Standing.model_validate_json(item["standing"]) if item else None
+
+    def get_standings(self, estimate_ids: list[str]) -> dict[str, Standing]:
+        """The standings of `estimate_ids` (at most 100: one BatchGetItem, its unprocessed
+        keys asked again)."""
+        keys = [{"pk": estimate_pk(e), "sk": STANDING_SK} for e in estimate_ids]
+        out: dict[str, Standing] = {}
+        client = self.table.meta.client
+        while keys:
+            got = client.batch_get_item(RequestItems={self.table.name: {"Keys": keys[:100]}})
+            for item in got.get("Responses", {}).get(self.table.name, []):
+                st = Standing.model_validate_json(item["standing"])
+                out[st.estimate_id] = st
+            left = got.get("UnprocessedKeys", {}).get(self.table.name, {}).get("Keys", [])
+            keys = left + keys[100:]
+        return out
 
     def estimate_definitions(self, workload_id: str) -> list[EstimateDefinition]:
         items = self.query_all(
@@ -400,6 +562,18 @@ def _version_item(version: EstimateVersion) -> dict[str, Any]:
         **({"decision": version.decision.model_dump_json()} if version.decision else {}),
         "changes": _CHANGES.dump_json(version.changes).decode(),
     }
+
+
+def _summary(item: dict[str, Any]) -> VersionSummary | None:
+    """The latest version's headline kept on a definition item (None: none kept, or one that
+    no longer validates: the list then reads the version itself)."""
+    raw = item.get("latest")
+    if not raw:
+        return None
+    try:
+        return VersionSummary.model_validate_json(raw)
+    except ValidationError:
+        return None
 
 
 def _trial_of(item: dict[str, Any]) -> TrialRun:

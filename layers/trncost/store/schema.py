@@ -12,7 +12,9 @@ Single-table design, string keys (pk, sk; gsi1pk, gsi1sk on listable items):
                       (trial ids are per workload; records written before issue 13 have
                       sk TRIAL, one id across workloads: they are still read, no migration)
     estimate          pk ESTIMATE#<id>  sk DEF                gsi1 WORKLOAD#<wid>#ESTIMATES / <id>
+                      (`latest`: the latest version's headline, what a list page reads)
     estimate version  pk ESTIMATE#<id>  sk V#<000001>
+    estimate standing pk ESTIMATE#<id>  sk STANDING   (rank, break-even: stored when a version is)
     refresh failure   pk ESTIMATE#<id>  sk F#<hash of what triggered the refresh>
     capacity plan     pk ESTIMATE#<id>  sk CAPACITY#<000001>   (store/capacity.py)
     readiness watch   pk WATCH  sk READINESS                   (store/readiness.py)
@@ -129,6 +131,7 @@ WORKLOAD_SK = "WORKLOAD"
 WORKLOADS_GSI_PK = "WORKLOADS"
 TRIAL_SK = "TRIAL"
 ESTIMATE_DEF_SK = "DEF"
+STANDING_SK = "STANDING"
 CLAIM_SK = "CLAIM"
 REJECTED_INGEST_PK = "INGEST_REJECTED"
 

@@ -29,7 +29,9 @@ CENT = Decimal("0.01")
 @dataclass(frozen=True)
 class Rate:
     usd_per_hour: Decimal | None
-    basis: str  # "official_price <snapshot>/<sku>", "user_assumption", or why there is none
+    # "official_price <snapshot>/<sku>" (or "example price …", "saved_file price …": the
+    # quote's own basis), "user_assumption", or why there is none
+    basis: str
 
 
 @dataclass(frozen=True)
