@@ -95,7 +95,7 @@ def usage() -> list[Use]:
         Use("EventBridge", "5,000 custom events", "USE1-Event-64K-Chunks", Decimal(5_000)),
         Use(
             "KMS",
-            f"{KMS_KEYS} customer-managed keys (the log groups', the alarm topic's)",
+            f"{KMS_KEYS} customer-managed keys (the log groups', the alarm topic's, the decision topic's)",
             "USE1-KMS-Keys",
             Decimal(KMS_KEYS),
         ),  # fmt: skip
@@ -105,8 +105,8 @@ def usage() -> list[Use]:
 
 
 # What the dev stage deploys (tests/infra/test_running_cost.py counts them in its templates).
-ALARMS = 36
-KMS_KEYS = 2
+ALARMS = 37
+KMS_KEYS = 3
 
 
 def _amount(dimensions: tuple, quantity: Decimal) -> Decimal:

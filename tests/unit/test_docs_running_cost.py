@@ -40,7 +40,7 @@ def test_every_use_is_priced_by_the_parser_through_its_tiers():
     by = {use.usagetype: amount for use, _, amount in priced}
     # hand-checked: 20,000 REST requests × $3.50 per million
     assert by["USE1-ApiGatewayRequest"] == Decimal("0.07")
-    # 36 alarms × $0.10; 25 metrics × $0.30 (the first tier)
+    # 37 alarms × $0.10; 25 metrics × $0.30 (the first tier)
     assert by["USE1-CW:AlarmMonitorUsage"] == Decimal(rc.ALARMS) * Decimal("0.10")
     assert by["USE1-CW:MetricMonitorUsage"] == Decimal("7.50")
     # DynamoDB's first 25 GB are a zero-priced tier of the item itself
