@@ -95,7 +95,7 @@ def usage() -> list[Use]:
         Use("EventBridge", "5,000 custom events", "USE1-Event-64K-Chunks", Decimal(5_000)),
         Use(
             "KMS",
-            f"{KMS_KEYS} customer-managed keys (the log groups', the alarm topic's, the decision topic's)",
+            f"{KMS_KEYS} customer-managed keys (the log groups', the alarm and decision topics')",
             "USE1-KMS-Keys",
             Decimal(KMS_KEYS),
         ),  # fmt: skip
