@@ -1,6 +1,7 @@
 """The reliability suite: moto with DynamoDB's atomic conditional writes (tests/support), and the
 figures the suite prints at the end of the session (requests tried and 5xx seen, duplicates sent
-and records made, events sent and where they ended, versions, cdk-nag findings)."""
+and records made, events sent and where they ended, versions, cdk-nag findings: printed by
+tests/conftest.py, which gathers them from every worker)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.moto_env import mocked_aws
-from tests.support.reliability_kit import FIGURES, POWERTOOLS_ENV
+from tests.support.reliability_kit import POWERTOOLS_ENV
 
 
 @pytest.fixture
@@ -21,15 +22,3 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def table_name() -> str:
     return "trncost-reliability"
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not FIGURES:
-        return
-    tr = terminalreporter
-    tr.section("reliability figures")
-    width = max(len(name) for section in FIGURES.values() for name in section)
-    for section, figures in FIGURES.items():
-        tr.write_line(section)
-        for name, value in figures.items():
-            tr.write_line(f"  {name:<{width}}  {value}")
