@@ -52,3 +52,17 @@ def test_an_estimate_on_another_clock_is_ranked_alone_and_never_broken_even_agai
     entries[0] = (entries[0][0], entries[0][1].model_copy(update={"scope": None}))
     got = standings(entries, at="t")
     assert got["est-0"].cost_rank is None and got["est-2"].break_even.against is None
+
+
+def test_a_projected_estimate_waiting_on_a_price_gets_its_break_even_too():
+    # Given the trio with trn3's estimate projected (no throughput trial of its own), its price
+    # still PENDING: its total is the same formula
+    entries = _entries(trio())
+    eid, trn3 = entries[2]
+    entries[2] = (eid, trn3.model_copy(update={"status": "projected"}))
+    got = standings(entries, at="t")
+    # Then it is unranked, and its break-even against the cheapest is the incomplete one's
+    plain = standings(_entries(trio()), at="t")["est-2"]
+    assert got["est-2"].cost_rank is None
+    assert got["est-2"].break_even == plain.break_even is not None
+    assert got["est-2"].against_estimate_id == "est-1"

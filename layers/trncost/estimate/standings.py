@@ -1,7 +1,8 @@
 """Where each estimate of a workload stands among the others, from their latest versions'
 headline figures alone (`VersionSummary`): its rank by cost per completed target among the
 comparable fully priced estimates, and for an estimate waiting on one PENDING price its
-break-even price against the cheapest of them of another candidate. Pure.
+break-even price against the cheapest of them of another candidate (a projected one with a
+PENDING price too: its total is a formula all the same). Pure.
 
 Comparable, as in a comparison (`trncost.estimate.compare.comparability`): estimates of one
 workload share the target, the dataset and the quality gate, so they are comparable when
@@ -68,7 +69,7 @@ def standings(entries: Sequence[Entry], *, at: str) -> dict[str, Standing]:
             cost_rank=rank,
             ranked=len(group) if rank is not None else 0,
         )
-        if s.status == "incomplete":
+        if s.status == "incomplete" or (s.status == "projected" and s.pending_terms):
             best = next(((e, b) for e, b in group if b.label != s.label), None)
             against = None
             if best is not None and best[1].total_usd is not None:

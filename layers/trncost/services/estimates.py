@@ -273,7 +273,7 @@ class EstimateService:
         PENDING price."""
         from trncost.report.break_even import Alternative
 
-        if found.estimate.status != "incomplete":
+        if not found.estimate.incomplete:  # incomplete, or projected with a PENDING price
             return None
         st = self.standing(found.estimate_id, found.estimate.workload_id)
         if st is None:
