@@ -60,3 +60,15 @@ def test_the_cli_says_cannot_finish_where_the_report_does():
     )  # fmt: skip
     line = _swing_line(swing)
     assert "cannot finish" in line and "PENDING" not in line
+
+
+def test_every_status_has_its_label_and_its_colour():
+    from typing import get_args
+
+    from trncost.model import Estimate
+    from trncost.report.shell import STATUS_TEXT
+    from trncost.report.style import CSS
+
+    for status in get_args(Estimate.model_fields["status"].annotation):
+        assert STATUS_TEXT[status] == status.upper()
+        assert re.search(rf"\.status-{status}\b[^{{]*\{{[^}}]*color:", CSS), status

@@ -64,7 +64,8 @@ a { color: inherit; }
 .status { display: inline-block; padding: 3px 12px; border-radius: 999px; font-weight: 700;
   letter-spacing: .06em; font-size: .9rem; vertical-align: middle; border: 2px solid; }
 .status-complete { color: var(--ok); background: var(--ok-bg); border-color: var(--ok); }
-.status-incomplete { color: var(--warn); background: var(--warn-bg); border-color: var(--warn); }
+.status-incomplete, .status-projected { color: var(--warn); background: var(--warn-bg);
+  border-color: var(--warn); }
 .status-infeasible { color: var(--bad); background: var(--bad-bg); border-color: var(--bad); }
 .status-complete.status-not-ready { color: var(--warn); background: var(--warn-bg);
   border-color: var(--warn); }
