@@ -48,9 +48,9 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
 # checkov in a virtualenv of its own (its pins clash with ours); the infra tests run it.
 CHECKOV_VENV := .venv-checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.trncost.stamp
-$(CHECKOV_STAMP): requirements-checkov.txt
+$(CHECKOV_STAMP): requirements-checkov.txt | $(UV)
 	[ -x $(CHECKOV_VENV)/bin/python ] || $(PYTHON) -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/pip install -q -r requirements-checkov.txt
+	$(UV) pip install --quiet --python $(CHECKOV_VENV)/bin/python -r requirements-checkov.txt
 	touch $@
 
 # Debian's chromium and chromium-driver for the e2e browser tests (the report pages rendered and
