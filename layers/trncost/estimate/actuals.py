@@ -31,7 +31,7 @@ PricingQuantity, SkuId, ChargeCategory); docs/estimates.md, "Estimate vs actual"
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
 from trncost.estimate.usage_types import is_usage_item, price_item, service_code, unit
@@ -109,12 +109,7 @@ def run_forecast(est: Estimate) -> Decimal | None:
     """
     if est.status == "infeasible" or est.time is None:
         return None
-    total = Decimal(0)
-    for li in run_lines(est):
-        if li.amount_usd is None:
-            return None
-        total += li.amount_usd
-    return total
+    return _known_sum(run_lines(est))
 
 
 def trials_usd(est: Estimate) -> Decimal | None:
@@ -130,12 +125,16 @@ def trials_usd(est: Estimate) -> Decimal | None:
     Decimal or None
         Σ amount of its trial lines [USD]; None when one of them is PENDING.
     """
+    return _known_sum(li for li in est.line_items if li.cost == "cloud" and is_trial_line(li))
+
+
+def _known_sum(lines: Iterable[LineItem]) -> Decimal | None:
+    """Σ amount of `lines` [USD]; None when one of them is PENDING (never counted as 0)."""
     total = Decimal(0)
-    for li in est.line_items:
-        if li.cost == "cloud" and is_trial_line(li):
-            if li.amount_usd is None:
-                return None
-            total += li.amount_usd
+    for li in lines:
+        if li.amount_usd is None:
+            return None
+        total += li.amount_usd
     return total
 
 

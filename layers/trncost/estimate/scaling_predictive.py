@@ -176,11 +176,6 @@ class FitPredictive:
         return local_prior(self.fit, self.count)
 
     @property
-    def local_share(self) -> float:
-        """w, the share of the draws from the local power law [unitless] (0 inside)."""
-        return PRIOR.local_weight if self.local is not None else 0.0
-
-    @property
     def point(self) -> float:
         """exp(E[ln X]) of the draws (`predictive_point`) [target units/s]."""
         return predictive_point(self.fit, self.count)

@@ -294,20 +294,6 @@ class RecordStore(Repository):
         item = self.item(estimate_pk(estimate_id), ESTIMATE_DEF_SK)
         return EstimateDefinition.model_validate_json(item["definition"]) if item else None
 
-    def list_estimate_definitions(
-        self, workload_id: str, limit: int = 50, cursor: str | None = None
-    ) -> Page:
-        """One page of the workload's estimate definitions (each an EstimateDefinition, or an
-        UnreadableDefinition when it no longer validates), in estimate id order."""
-        gsi1pk = workload_estimates_gsi_pk(workload_id)
-        items, last = self.query_page(
-            limit,
-            decode_cursor(cursor, gsi1pk=gsi1pk),
-            IndexName=GSI,
-            KeyConditionExpression=Key("gsi1pk").eq(gsi1pk),
-        )
-        return Page([_definition(i) for i in items], encode_cursor(last))
-
     def list_estimates(self, workload_id: str, limit: int = 50, cursor: str | None = None) -> Page:
         """One page of the workload's estimates, in estimate id order: each item a pair
         (definition or UnreadableDefinition, its latest version's headline or None when it was
